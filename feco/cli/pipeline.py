@@ -1,0 +1,191 @@
+"""Pipeline commands: run a day, backfill a range, query the warehouse, show its status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import date, timedelta
+
+from feco.errors import DataError, UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser(
+        "run", help="sample, count and publish one day",
+        description="Sample one day's logs, count coverage states and publish them to the "
+                    "warehouse, replacing that day's rows (rerunning a day is safe).",
+    )
+    run.add_argument("--ds", required=True, type=_date, help="the day, YYYY-MM-DD")
+    _config_option(run)
+    run.set_defaults(handler=_run)
+
+    backfill = subparsers.add_parser(
+        "backfill", help="run every day of a date range",
+        description="Run each day from --start to --end inclusive, showing progress. A day that "
+                    "fails is reported and the others go on (unless --fail-fast); the exit "
+                    "status is non-zero if any day failed.",
+    )
+    backfill.add_argument("--start", required=True, type=_date, help="first day, YYYY-MM-DD")
+    backfill.add_argument("--end", required=True, type=_date, help="last day, YYYY-MM-DD")
+    backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
+    _config_option(backfill)
+    backfill.set_defaults(handler=_backfill)
+
+    query = subparsers.add_parser(
+        "query", help="run read-only SQL on the warehouse",
+        description="Run one SQL query on the warehouse, opened read-only with file access "
+                    "switched off: statements that write, ATTACH, COPY, INSTALL/LOAD and reading "
+                    "other files are refused. Tables: sample_windows, coverage_states, "
+                    "feature_status, runs, coverage_reference; views: feco_daily, feco_ma7.",
+        epilog="example: feco query \"SELECT * FROM feco_ma7 WHERE segment_dim = 'all' "
+               "ORDER BY ds DESC LIMIT 10\"",
+    )
+    query.add_argument("sql", help="the SQL query")
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    _config_option(query)
+    query.set_defaults(handler=_query)
+
+    status = subparsers.add_parser(
+        "status", help="what the warehouse holds",
+        description="Days present, the last publish, sampled events, missing features.",
+    )
+    _config_option(status)
+    status.set_defaults(handler=_status)
+
+    drops = subparsers.add_parser(
+        "drops", help="largest coverage drops against the moving average",
+        description="The days on which a feature's coverage in a segment fell furthest below "
+                    "the average of the 7 days before it.",
+    )
+    drops.add_argument("--since", type=_date, default=date.min, help="first day to report")
+    drops.add_argument("--limit", type=int, default=10, help="rows to show (default 10)")
+    drops.add_argument("--min-rows", type=int, default=500,
+                       help="ignore segments with fewer sampled rows that day (default 500)")
+    _config_option(drops)
+    drops.set_defaults(handler=_drops)
+
+
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="PATH",
+                        help="config file (default: $FECO_CONFIG, else configs/feco.toml)")
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY-MM-DD)") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from feco import tasks
+
+    started = time.monotonic()
+    result = tasks.run_day(args.ds, tasks.as_config(args.config))
+    print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows "
+          f"({time.monotonic() - started:.1f}s)")
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from feco import tasks
+
+    if args.end < args.start:
+        raise UsageError(f"--end {args.end} is before --start {args.start}")
+    config = tasks.as_config(args.config)
+    days = [args.start + timedelta(days=i) for i in range((args.end - args.start).days + 1)]
+    failed = []
+    for number, ds in enumerate(days, start=1):
+        started = time.monotonic()
+        prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
+        try:
+            result = tasks.run_day(ds, config)
+        except DataError as error:
+            failed.append(ds)
+            print(f"{prefix} FAILED: {error}", file=sys.stderr, flush=True)
+            if args.fail_fast:
+                break
+            continue
+        print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows "
+              f"({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
+    if failed:
+        raise DataError(f"{len(failed)} of {len(days)} days failed: "
+                        + ", ".join(d.isoformat() for d in failed))
+    print(f"backfilled {len(days)} days, {args.start} to {args.end}")
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from feco.tasks import as_config
+    from feco.warehouse import open_read_only
+
+    config = as_config(args.config)
+    with open_read_only(config.paths.warehouse) as conn:
+        try:
+            frame = conn.execute(args.sql).pl()
+        except duckdb.Error as error:
+            raise UsageError(_refusal(error)) from None
+    _print_frame(frame, args.format)
+    return 0
+
+
+def _refusal(error: Exception) -> str:
+    message = str(error).splitlines()[0]
+    if "read-only mode" in message:
+        return f"query refused: feco query is read-only ({message})"
+    if "disabled by configuration" in message:
+        return f"query refused: feco query cannot read or write files ({message})"
+    if "locked" in message:
+        return f"query refused: settings are locked in feco query ({message})"
+    return f"query failed: {message}"
+
+
+def _print_frame(frame, output_format: str) -> None:
+    import polars as pl
+
+    if output_format == "csv":
+        sys.stdout.write(frame.write_csv())
+    elif output_format == "json":
+        print(json.dumps(frame.to_dicts(), default=str, indent=1))
+    else:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
+                       tbl_hide_column_data_types=True, tbl_width_chars=200):
+            print(frame)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from feco.tasks import as_config
+    from feco.warehouse import named_query, open_read_only
+
+    config = as_config(args.config)
+    with open_read_only(config.paths.warehouse) as conn:
+        row = named_query(conn, "status_days",
+                          {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
+    print(f"warehouse:         {config.paths.warehouse}")
+    print(f"days:              {row['days']} ({row['first_ds']} to {row['last_ds']})")
+    print(f"last published:    {row['last_published_at']}")
+    print(f"events sampled:    {row['events_sampled']:,}")
+    print(f"short windows:     {row['short_windows']} (fewer events than the "
+          f"{config.sampling.events_per_window:,} wanted)")
+    print(f"missing features:  {row['features_missing']} feature-days")
+    return 0
+
+
+def _drops(args: argparse.Namespace) -> int:
+    from feco.tasks import as_config
+    from feco.warehouse import named_query, open_read_only
+
+    config = as_config(args.config)
+    with open_read_only(config.paths.warehouse) as conn:
+        frame = named_query(conn, "largest_drops", {
+            "since": args.since, "min_days": 3, "min_rows": args.min_rows, "limit": args.limit,
+        })
+    print("Largest coverage drops against the average of the previous 7 days:")
+    _print_frame(frame, "table")
+    return 0
+
+

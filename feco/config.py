@@ -1,0 +1,261 @@
+"""The feco configuration: one TOML file validated into typed models.
+
+Every key is checked (unknown keys, wrong types, impossible sampling windows) and an error
+names the key and the file. Relative paths resolve against the config file's folder, so a
+config works from any working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from datetime import date, time
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from feco.errors import ConfigError
+
+DEFAULT_CONFIG = Path("configs/feco.toml")
+MINUTES_PER_DAY = 24 * 60
+SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Paths(_Model):
+    logs: Path
+    samples: Path
+    warehouse: Path
+
+
+class LogSchema(_Model):
+    """Column names in the team's own logs; nothing is renamed on their side."""
+
+    timestamp: str = "event_ts"
+    event_id: str = "event_id"
+    features: list[str] = Field(min_length=1)
+    product_group: str = "product_group"
+    region: str = "region"
+    query: str = "query"
+    product_first_seen: str = "product_first_seen"
+    label: str = "label"
+
+    @field_validator("features")
+    @classmethod
+    def _unique(cls, features: list[str]) -> list[str]:
+        duplicates = sorted({f for f in features if features.count(f) > 1})
+        if duplicates:
+            raise ValueError(f"feature listed twice: {', '.join(duplicates)}")
+        return features
+
+
+class Sampling(_Model):
+    windows: Annotated[int, Field(ge=1)] = 8
+    window_minutes: Annotated[int, Field(ge=1, le=MINUTES_PER_DAY)] = 10
+    events_per_window: Annotated[int, Field(ge=1)] = 200_000
+    window_starts: list[str] | None = None
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _windows_fit_in_a_day(self) -> Sampling:
+        if self.windows * self.window_minutes > MINUTES_PER_DAY:
+            raise ValueError(
+                f"{self.windows} windows of {self.window_minutes} minutes do not fit in a day"
+            )
+        if self.window_starts is not None:
+            _check_explicit_starts(self.window_starts, self.windows, self.window_minutes)
+        return self
+
+    def start_minutes(self) -> list[int]:
+        """Minute of the day each window starts at, evenly spread unless configured."""
+        if self.window_starts is not None:
+            return [_minutes(s) for s in self.window_starts]
+        spacing = MINUTES_PER_DAY / self.windows
+        # Centre each window in its slice of the day, so no window straddles midnight.
+        return [int(i * spacing + (spacing - self.window_minutes) / 2) for i in range(self.windows)]
+
+
+def _minutes(hhmm: str) -> int:
+    if not re.fullmatch(r"\d{2}:\d{2}", hhmm):
+        raise ValueError(f"window start {hhmm!r} is not HH:MM")
+    parsed = time.fromisoformat(hhmm)
+    return parsed.hour * 60 + parsed.minute
+
+
+def _check_explicit_starts(starts: list[str], windows: int, length: int) -> None:
+    if len(starts) != windows:
+        raise ValueError(f"{len(starts)} window_starts given for {windows} windows")
+    minutes = [_minutes(s) for s in starts]
+    if minutes != sorted(minutes):
+        raise ValueError("window_starts must be in increasing order")
+    for earlier, later in zip(minutes, minutes[1:]):
+        if later < earlier + length:
+            raise ValueError(f"windows starting at {earlier // 60:02d}:{earlier % 60:02d} and "
+                             f"{later // 60:02d}:{later % 60:02d} overlap")
+    if minutes[-1] + length > MINUTES_PER_DAY:
+        raise ValueError(f"the window starting at {starts[-1]} runs past midnight")
+
+
+_RULE = re.compile(r"^\s*(>|!=)\s*(reference_mean|reference_median|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?)\s*$")
+
+
+class CoverageRule(_Model):
+    """When a value counts as covered: ``x > t``, ``x != t`` or ``x >`` a reference statistic."""
+
+    op: Literal[">", "!="]
+    threshold: float | None = None
+    reference: Literal["mean", "median"] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> CoverageRule:
+        match = _RULE.match(text)
+        if not match:
+            raise ValueError(
+                f"coverage rule {text!r} is not one of '> T', '!= T', "
+                "'> reference_mean', '> reference_median'"
+            )
+        op, operand = match.group(1), match.group(2)
+        if operand.startswith("reference_"):
+            if op != ">":
+                raise ValueError(f"coverage rule {text!r}: reference rules use '>'")
+            return cls(op=op, reference=operand.removeprefix("reference_"))
+        return cls(op=op, threshold=float(operand))
+
+    def __str__(self) -> str:
+        operand = f"reference_{self.reference}" if self.reference else f"{self.threshold:g}"
+        return f"{self.op} {operand}"
+
+
+class ReferencePeriod(_Model):
+    start: date
+    end: date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReferencePeriod:
+        if self.end < self.start:
+            raise ValueError("reference period ends before it starts")
+        return self
+
+
+class Coverage(_Model):
+    default_rule: str = "> 0"
+    rules: dict[str, str] = Field(default_factory=dict)
+    reference: ReferencePeriod | None = None
+
+    @field_validator("default_rule")
+    @classmethod
+    def _valid_default(cls, text: str) -> str:
+        CoverageRule.parse(text)
+        return text
+
+    @field_validator("rules")
+    @classmethod
+    def _valid_rules(cls, rules: dict[str, str]) -> dict[str, str]:
+        for text in rules.values():
+            CoverageRule.parse(text)
+        return rules
+
+    def rule_for(self, feature: str) -> CoverageRule:
+        return CoverageRule.parse(self.rules.get(feature, self.default_rule))
+
+
+class Segments(_Model):
+    dimensions: list[Literal["product_group", "region", "query_band", "product_age"]] = Field(
+        default_factory=lambda: list(SEGMENT_DIMENSIONS)
+    )
+    crosses: list[list[Literal["product_group", "region", "query_band", "product_age"]]] = Field(
+        default_factory=list
+    )
+    head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
+    new_product_days: Annotated[int, Field(ge=1)] = 30
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Segments:
+        if self.head_share + self.torso_share >= 1:
+            raise ValueError("head_share + torso_share must leave a tail (< 1)")
+        for cross in self.crosses:
+            if len(cross) < 2 or len(set(cross)) != len(cross):
+                raise ValueError(f"cross {cross} needs two or more different dimensions")
+        return self
+
+    def names(self) -> list[tuple[str, ...]]:
+        """Every segment dimension to compute, as column tuples; ``()`` is the global one."""
+        return [()] + [(d,) for d in self.dimensions] + [tuple(c) for c in self.crosses]
+
+
+class Config(_Model):
+    moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
+    paths: Paths
+    logs: LogSchema
+    sampling: Sampling = Field(default_factory=Sampling)
+    coverage: Coverage = Field(default_factory=Coverage)
+    segments: Segments = Field(default_factory=Segments)
+    source: Path = Field(default=Path("<memory>"), exclude=True)
+
+    @model_validator(mode="after")
+    def _rules_name_features(self) -> Config:
+        unknown = sorted(set(self.coverage.rules) - set(self.logs.features))
+        if unknown:
+            raise ValueError(f"coverage.rules names features not in logs.features: {unknown}")
+        uses_reference = any(
+            self.coverage.rule_for(f).reference for f in self.logs.features
+        )
+        if uses_reference and self.coverage.reference is None:
+            raise ValueError("a reference coverage rule needs [coverage.reference] start and end")
+        return self
+
+
+def config_path(path: str | os.PathLike | None = None) -> Path:
+    """The config to use: the argument, else $FECO_CONFIG, else ``configs/feco.toml``."""
+    return Path(path or os.environ.get("FECO_CONFIG") or DEFAULT_CONFIG)
+
+
+def load_config(path: str | os.PathLike | None = None) -> Config:
+    """Read and validate a feco TOML config.
+
+    Examples
+    --------
+    >>> config = load_config("configs/feco.toml")  # doctest: +SKIP
+    >>> config.sampling.windows
+    8
+    """
+    source = config_path(path).resolve()
+    try:
+        raw = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {source} not found (pass --config PATH or set FECO_CONFIG)"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    return parse_config(raw, source=source)
+
+
+def parse_config(raw: dict, *, source: Path) -> Config:
+    """Validate a config dictionary read from ``source``; relative paths resolve against it."""
+    try:
+        config = Config.model_validate({**raw, "source": source})
+    except ValidationError as error:
+        raise ConfigError(f"{source}: {_describe(error)}") from None
+    base = source.parent
+    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items()}
+    return config.model_copy(update={"paths": Paths(**resolved)})
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        problems.append(f"key '{key}': {message}")
+    return "; ".join(problems)

@@ -1,0 +1,139 @@
+"""The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
+
+Each step takes the logical date and the config (a loaded one, or a path) and is idempotent:
+sample → coverage → publish. Steps hand over through files in the day's sample folder, so a
+scheduler can retry any step alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import polars as pl
+
+from feco.config import Config, load_config
+from feco.coverage import compute_states, reference_statistics
+from feco.errors import DataError, UsageError
+from feco.sampling import partition_dir, read_sample, sample_day, write_sample
+from feco.warehouse import named_query, open_for_write, publish_day
+
+STATES_FILE = "_coverage_states.parquet"
+STATUS_FILE = "_feature_status.parquet"
+
+
+def as_date(ds: date | str) -> date:
+    if isinstance(ds, date):
+        return ds
+    try:
+        return date.fromisoformat(str(ds)[:10])
+    except ValueError:
+        raise UsageError(f"'{ds}' is not a date (YYYY-MM-DD)") from None
+
+
+def as_config(config: Config | str | os.PathLike | None) -> Config:
+    return config if isinstance(config, Config) else load_config(config)
+
+
+def sample(ds: date | str, config: Config | str | None = None) -> dict:
+    """Sample the day's windows and write them under the samples folder."""
+    ds, config = as_date(ds), as_config(config)
+    rows, windows = sample_day(ds, config)
+    write_sample(ds, rows, windows, config.paths.samples)
+    return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows.height}
+
+
+def coverage(ds: date | str, config: Config | str | None = None) -> dict:
+    """Count coverage states from the day's sample and stage them beside it."""
+    ds, config = as_date(ds), as_config(config)
+    rows, _ = read_sample(ds, config.paths.samples)
+    states, status = compute_states(rows, ds=ds, config=config, references=references(config))
+    day = partition_dir(config.paths.samples, ds)
+    _write_atomically(states, day / STATES_FILE)
+    _write_atomically(status, day / STATUS_FILE)
+    missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
+    return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def publish(ds: date | str, config: Config | str | None = None) -> dict:
+    """Replace the day's rows in the warehouse with the staged sample summary and states."""
+    ds, config = as_date(ds), as_config(config)
+    day = partition_dir(config.paths.samples, ds)
+    staged = {name: day / name for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
+    absent = [str(p) for p in staged.values() if not p.exists()]
+    if absent:
+        raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
+    windows = pl.read_parquet(staged["_windows.parquet"])
+    states = pl.read_parquet(staged[STATES_FILE])
+    status = pl.read_parquet(staged[STATUS_FILE])
+    run = pl.DataFrame({
+        "ds": [ds],
+        "published_at": [datetime.now(timezone.utc)],
+        "events_sampled": [int(windows["events_sampled"].sum())],
+        "rows_sampled": [int(states.filter(segment_dim="all", feature=config.logs.features[0])["n_rows"].sum())],
+        "features": [len(config.logs.features)],
+        "config_digest": [config_digest(config)],
+    })
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
+                               "feature_status": status, "runs": run})
+    return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
+
+
+def run_day(ds: date | str, config: Config | str | None = None) -> dict:
+    """Sample, count and publish one day."""
+    ds, config = as_date(ds), as_config(config)
+    sample(ds, config)
+    coverage(ds, config)
+    return publish(ds, config)
+
+
+def config_digest(config: Config) -> str:
+    """A short digest of everything that changes computed results."""
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+
+
+def references(config: Config) -> dict[str, float]:
+    """Frozen reference statistics for reference rules, computed once and then read back."""
+    wanted = {f: config.coverage.rule_for(f).reference for f in config.logs.features}
+    wanted = {f: statistic for f, statistic in wanted.items() if statistic}
+    if not wanted:
+        return {}
+    period = config.coverage.reference
+    params = {"start": period.start, "end": period.end}
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        stored = named_query(conn, "coverage_reference_for_period", params)
+        found = {f: v for f, s, v in stored.iter_rows() if wanted.get(f) == s}
+        if set(found) == set(wanted):
+            return found
+        computed = reference_statistics(_period_sample(config), config=config)
+        rows = pl.DataFrame({
+            "feature": list(computed),
+            "statistic": [wanted[f] for f in computed],
+            "period_start": [period.start] * len(computed),
+            "period_end": [period.end] * len(computed),
+            "value": list(computed.values()),
+        })
+        conn.register("incoming", rows.to_arrow())
+        conn.execute("INSERT OR REPLACE INTO coverage_reference BY NAME SELECT * FROM incoming")
+        return computed
+
+
+def _period_sample(config: Config) -> pl.DataFrame:
+    """The reference period's sampled rows, sampling any day not sampled yet."""
+    period = config.coverage.reference
+    days = [period.start + timedelta(days=i) for i in range((period.end - period.start).days + 1)]
+    frames = []
+    for day in days:
+        if not (partition_dir(config.paths.samples, day) / "_windows.parquet").exists():
+            sample(day, config)
+        frames.append(read_sample(day, config.paths.samples)[0])
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _write_atomically(frame: pl.DataFrame, path: Path) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    frame.write_parquet(temporary)
+    os.replace(temporary, path)
