@@ -110,6 +110,12 @@ def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.
         raise
 
 
+def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None) -> pl.DataFrame:
+    """Run one statement with bound parameters and return its result as a polars frame."""
+    relation = conn.sql(text, params=params or None)
+    return relation.pl() if relation is not None else pl.DataFrame()
+
+
 def named_query(conn: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:
     """Run ``sql/queries/<name>.sql`` with bound parameters; return a polars frame."""
-    return conn.execute(sql(f"queries/{name}"), params or {}).pl()
+    return fetch(conn, sql(f"queries/{name}"), params)

@@ -40,9 +40,10 @@ def make_events(ds: date, *, events: int, seed: int = 0, rows_per_event: int = 3
 
 def write_logs(root: Path, frame: pl.DataFrame) -> None:
     """Write ``frame`` hive-partitioned as ``root/ds=…/hour=HH/part-0.parquet``."""
-    keyed = frame.with_columns(
-        pl.col("event_ts").dt.date().alias("_ds"), pl.col("event_ts").dt.hour().alias("_hour")
-    )
+    utc = pl.col("event_ts")
+    if frame.schema["event_ts"].time_zone is not None:  # partitions are UTC days and hours
+        utc = utc.dt.convert_time_zone("UTC")
+    keyed = frame.with_columns(utc.dt.date().alias("_ds"), utc.dt.hour().alias("_hour"))
     for (ds, hour), part in keyed.group_by(["_ds", "_hour"]):
         folder = root / f"ds={ds.isoformat()}" / f"hour={hour:02d}"
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,33 @@
+# The two commands: `make demo` (the pipeline end to end on generated logs) and `make test`.
+# Both create .venv with python3 -m venv and install the project into it when needed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install demo test test-all bench clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+demo: $(INSTALLED)
+	$(BIN)/python scripts/demo.py
+
+test: $(INSTALLED)
+	$(BIN)/python -m pytest -m "not slow" -q
+
+test-all: $(INSTALLED)
+	$(BIN)/python -m pytest -q
+
+bench: $(INSTALLED)
+	$(BIN)/python bench/sampling_speed.py
+	$(BIN)/python bench/coverage_speed.py
+
+clean:
+	rm -rf var/demo bench/out

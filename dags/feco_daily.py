@@ -1,0 +1,57 @@
+"""feco_daily: sample a day of search logs, count feature coverage, publish to the warehouse.
+
+Thin on purpose: each task imports feco inside its body and calls the same function as the
+CLI (`feco run`), with the run's logical date. Parsing this file imports only the standard
+library, pendulum and airflow.sdk. One run at a time, since one DuckDB file takes one writer.
+
+Config: $FECO_CONFIG, else configs/feco.toml beside this repository's dags/ folder.
+First day: $FECO_START_DATE (YYYY-MM-DD), else 2026-01-01; backfill with
+`airflow backfill create --dag-id feco_daily --from-date ... --to-date ...`.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import dag, task
+
+CONFIG = os.environ.get("FECO_CONFIG", str(Path(__file__).resolve().parents[1] / "configs" / "feco.toml"))
+START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
+
+
+@dag(
+    dag_id="feco_daily",
+    schedule="@daily",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
+    tags=["feco"],
+    doc_md=__doc__,
+)
+def feco_daily():
+    @task
+    def sample(ds: str | None = None) -> dict:
+        from feco import tasks
+
+        return tasks.sample(ds, CONFIG)
+
+    @task
+    def coverage(ds: str | None = None) -> dict:
+        from feco import tasks
+
+        return tasks.coverage(ds, CONFIG)
+
+    @task
+    def publish(ds: str | None = None) -> dict:
+        from feco import tasks
+
+        return tasks.publish(ds, CONFIG)
+
+    sample() >> coverage() >> publish()
+
+
+feco_daily()

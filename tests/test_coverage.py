@@ -1,0 +1,148 @@
+import math
+from datetime import date, timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feco.coverage import compute_states, reference_statistics, with_segments
+from feco.errors import DataError
+from logbuilder import make_config, make_events
+
+DAY = date(2026, 3, 2)
+
+
+def sample_frame(values: dict[str, list], **columns) -> pl.DataFrame:
+    n = len(next(iter(values.values())))
+    base = {
+        "window": [i % 2 for i in range(n)],
+        "event_id": list(range(n)),
+        "product_group": ["books"] * n,
+        "region": ["US" if i % 3 else "DE" for i in range(n)],
+        "query": ["q1"] * n,
+        "product_first_seen": [DAY - timedelta(days=100)] * n,
+    }
+    return pl.DataFrame({**base, **columns, **values}, strict=False).with_columns(
+        pl.col("window").cast(pl.Int16))
+
+
+def global_counts(states: pl.DataFrame, feature: str) -> tuple[int, int, int]:
+    rows = states.filter(feature=feature, segment_dim="all")
+    return tuple(int(rows[c].sum()) for c in ("n_rows", "n_present", "n_covered"))
+
+
+def test_null_and_nan_are_not_present_and_never_covered(tmp_path):
+    config = make_config(tmp_path)
+    frame = sample_frame({
+        "f_dense": [1.0, 0.0, None, math.nan, -2.0, math.inf],
+        "f_sparse": [0.0] * 6,
+        "f_signed": [0.0, -1.0, 2.0, None, math.nan, -math.inf],
+    })
+    states, status = compute_states(frame, ds=DAY, config=config)
+    assert global_counts(states, "f_dense") == (6, 4, 2)   # 1.0 and +inf are > 0
+    assert global_counts(states, "f_sparse") == (6, 6, 0)
+    assert global_counts(states, "f_signed") == (6, 4, 3)  # != 0: -1, 2, -inf
+    assert status["status"].to_list() == ["ok"] * 3
+
+
+def test_threshold_rule(tmp_path):
+    config = make_config(tmp_path, coverage={"rules": {"f_dense": "> 0.5"}})
+    frame = sample_frame({"f_dense": [0.2, 0.5, 0.7, 3.0], "f_sparse": [0.0] * 4,
+                          "f_signed": [1.0] * 4})
+    states, _ = compute_states(frame, ds=DAY, config=config)
+    assert global_counts(states, "f_dense") == (4, 4, 2)
+
+
+def test_reference_rule_uses_the_stored_statistic(tmp_path):
+    config = make_config(tmp_path, coverage={
+        "rules": {"f_dense": "> reference_median"},
+        "reference": {"start": "2026-01-01", "end": "2026-01-07"},
+    })
+    reference = sample_frame({"f_dense": [1.0, 2.0, 3.0, None], "f_sparse": [0.0] * 4,
+                              "f_signed": [1.0] * 4})
+    statistics = reference_statistics(reference, config=config)
+    assert statistics == {"f_dense": 2.0}
+    day = sample_frame({"f_dense": [1.5, 2.5, 9.0, 2.0], "f_sparse": [0.0] * 4,
+                        "f_signed": [1.0] * 4})
+    states, _ = compute_states(day, ds=DAY, config=config, references=statistics)
+    assert global_counts(states, "f_dense") == (4, 4, 2)
+    with pytest.raises(DataError, match="no reference median stored for feature 'f_dense'"):
+        compute_states(day, ds=DAY, config=config)
+
+
+def test_missing_feature_column_is_a_status_not_a_failure(tmp_path):
+    config = make_config(tmp_path)
+    frame = sample_frame({"f_dense": [1.0, 0.0], "f_signed": [1.0, 1.0]})
+    states, status = compute_states(frame, ds=DAY, config=config)
+    assert global_counts(states, "f_sparse") == (2, 0, 0)
+    assert status.filter(feature="f_sparse")["status"].item() == "missing_column"
+
+
+def test_non_numeric_feature_column_is_a_data_error(tmp_path):
+    config = make_config(tmp_path)
+    frame = sample_frame({"f_dense": ["a", "b"], "f_sparse": [0.0, 1.0], "f_signed": [1.0, 1.0]})
+    with pytest.raises(DataError, match="feature column 'f_dense' is String, not numeric"):
+        compute_states(frame, ds=DAY, config=config)
+
+
+def test_query_bands_follow_traffic_share(tmp_path):
+    config = make_config(tmp_path)
+    # q_top has 5 of 10 events (50%), q_mid 3 (30%), q_a and q_b 1 each
+    queries = ["q_top"] * 5 + ["q_mid"] * 3 + ["q_a", "q_b"]
+    frame = sample_frame({"f_dense": [1.0] * 10, "f_sparse": [0.0] * 10, "f_signed": [1.0] * 10},
+                         query=queries)
+    bands = with_segments(frame, ds=DAY, config=config)
+    by_query = dict(zip(bands["query"], bands["__segment_query_band"]))
+    assert by_query == {"q_top": "head", "q_mid": "torso", "q_a": "tail", "q_b": "tail"}
+
+
+def test_product_age_and_unknown_values(tmp_path):
+    config = make_config(tmp_path)
+    seen = [DAY - timedelta(days=d) for d in (0, 29)] + [DAY - timedelta(days=30), None]
+    frame = sample_frame({"f_dense": [1.0] * 4, "f_sparse": [0.0] * 4, "f_signed": [1.0] * 4},
+                         product_first_seen=seen, region=["US", None, "DE", "DE"])
+    segmented = with_segments(frame, ds=DAY, config=config)
+    assert segmented["__segment_product_age"].to_list() == ["new", "new", "established", "unknown"]
+    assert segmented["__segment_region"].to_list() == ["US", "unknown", "DE", "DE"]
+
+
+def test_segment_names_and_crosses(tmp_path):
+    config = make_config(tmp_path)
+    states, _ = compute_states(make_events(DAY, events=50).with_columns(
+        pl.lit(0, pl.Int16).alias("window")), ds=DAY, config=config)
+    dims = set(states["segment_dim"])
+    assert dims == {"all", "product_group", "region", "query_band", "product_age",
+                    "region x query_band"}
+    crossed = states.filter(segment_dim="region x query_band")["segment_value"]
+    assert all(" x " in v for v in crossed)
+    assert states.filter(segment_dim="all")["segment_value"].unique().to_list() == ["all"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True,
+                                                   width=32)), min_size=1, max_size=60),
+    regions=st.lists(st.sampled_from(["US", "DE", "JP"]), min_size=60, max_size=60),
+    windows=st.lists(st.integers(0, 3), min_size=60, max_size=60),
+)
+def test_states_match_a_brute_force_count_and_roll_up_exactly(tmp_path_factory, values, regions,
+                                                              windows):
+    config = make_config(tmp_path_factory.mktemp("c"))
+    n = len(values)
+    frame = sample_frame({"f_dense": values, "f_sparse": values, "f_signed": values},
+                         region=regions[:n], window=windows[:n])
+    states, _ = compute_states(frame, ds=DAY, config=config)
+    present = [v is not None and not math.isnan(v) for v in values]
+    for feature, passes in (("f_dense", lambda v: v > 0), ("f_signed", lambda v: v != 0)):
+        covered = sum(p and passes(v) for p, v in zip(present, values))
+        assert global_counts(states, feature) == (n, sum(present), covered)
+        for dim in ("region", "query_band", "product_age", "region x query_band"):
+            rolled = states.filter(feature=feature, segment_dim=dim)
+            assert tuple(int(rolled[c].sum()) for c in ("n_rows", "n_present", "n_covered")) \
+                == global_counts(states, feature)
+    per_region = states.filter(feature="f_dense", segment_dim="region").group_by(
+        "segment_value").agg(pl.col("n_rows").sum())
+    expected = pl.Series(regions[:n]).value_counts()
+    assert dict(per_region.iter_rows()) == dict(expected.iter_rows())

@@ -1,0 +1,135 @@
+from datetime import date, datetime, timezone
+
+import polars as pl
+import pytest
+
+from feco.errors import DataError
+from feco.sampling import day_windows, read_sample, sample_day, write_sample
+from logbuilder import make_config, make_events, write_logs
+
+DAY = date(2026, 3, 2)
+
+
+@pytest.fixture
+def config(tmp_path):
+    return make_config(tmp_path)
+
+
+def test_windows_are_spread_over_the_day_in_utc(config):
+    windows = day_windows(DAY, config)
+    assert len(windows) == 8
+    assert windows[0].start == datetime(2026, 3, 2, 1, 25, tzinfo=timezone.utc)
+    assert all((w.end - w.start).seconds == 600 for w in windows)
+    assert windows[0].hours() == [1]
+
+
+def test_window_crossing_an_hour_reads_both_hours(tmp_path):
+    config = make_config(tmp_path, sampling={"windows": 1, "window_minutes": 10,
+                                             "window_starts": ["05:55"]})
+    assert day_windows(DAY, config)[0].hours() == [5, 6]
+
+
+def test_systematic_sample_takes_whole_events_reproducibly(tmp_path, config):
+    logs = make_events(DAY, events=4000, seed=1)
+    write_logs(config.paths.logs, logs)
+    rows, windows = sample_day(DAY, config)
+    assert windows.get_column("events_sampled").to_list() == [5] * 8
+    available = windows.get_column("events_available").to_list()
+    assert windows.get_column("step").to_list() == pytest.approx([a / 5 for a in available])
+    # every sampled event comes with all of its rows
+    per_event = rows.group_by("event_id").len().get_column("len").unique().to_list()
+    assert per_event == [3]
+    again, _ = sample_day(DAY, config)
+    assert rows.equals(again)
+
+
+def test_sample_is_every_kth_event_in_time_order(tmp_path):
+    config = make_config(tmp_path, sampling={"windows": 1, "window_minutes": 10,
+                                             "window_starts": ["10:00"], "events_per_window": 4,
+                                             "seed": 3})
+    logs = make_events(DAY, events=40, seed=2, minutes=[600 + i % 10 for i in range(40)])
+    write_logs(config.paths.logs, logs)
+    rows, windows = sample_day(DAY, config)
+    ordered = (logs.group_by("event_id").agg(pl.col("event_ts").min())
+               .sort(["event_ts", "event_id"]).get_column("event_id").to_list())
+    picked = rows.get_column("event_id").unique(maintain_order=True).to_list()
+    positions = [ordered.index(e) for e in picked]
+    assert windows["step"][0] == 10.0
+    assert [b - a for a, b in zip(positions, positions[1:])] == [10, 10, 10]
+    assert 0 <= positions[0] < 10
+
+
+def test_different_seed_gives_a_different_sample(tmp_path):
+    write_logs(tmp_path / "logs", make_events(DAY, events=4000, seed=1))
+    first, _ = sample_day(DAY, make_config(tmp_path, sampling={"seed": 1, "events_per_window": 5}))
+    second, _ = sample_day(DAY, make_config(tmp_path, sampling={"seed": 2, "events_per_window": 5}))
+    assert set(first["event_id"]) != set(second["event_id"])
+
+
+def test_short_window_is_taken_whole_and_recorded(tmp_path):
+    config = make_config(tmp_path, sampling={"events_per_window": 10_000})
+    write_logs(config.paths.logs, make_events(DAY, events=2000, seed=1))
+    _, windows = sample_day(DAY, config)
+    assert (windows["events_sampled"] == windows["events_available"]).all()
+    assert (windows["step"] == 1.0).all()
+
+
+def test_only_hours_overlapping_windows_are_read(config):
+    write_logs(config.paths.logs, make_events(DAY, events=2000, seed=1))
+    # hour 00 overlaps no window: a corrupt file there must not be opened
+    bad = config.paths.logs / f"ds={DAY}" / "hour=00" / "part-0.parquet"
+    bad.write_bytes(b"not parquet")
+    sample_day(DAY, config)
+
+
+def test_corrupt_file_in_a_window_names_the_file(config):
+    write_logs(config.paths.logs, make_events(DAY, events=2000, seed=1))
+    bad = config.paths.logs / f"ds={DAY}" / "hour=01" / "part-0.parquet"
+    bad.write_bytes(bad.read_bytes()[:100])
+    with pytest.raises(DataError, match="hour=01/part-0.parquet"):
+        sample_day(DAY, config)
+
+
+def test_missing_and_empty_partitions_are_clear_errors(config):
+    with pytest.raises(DataError, match="no log partition for 2026-03-02"):
+        sample_day(DAY, config)
+    (config.paths.logs / f"ds={DAY}").mkdir(parents=True)
+    with pytest.raises(DataError, match="empty log partition"):
+        sample_day(DAY, config)
+
+
+def test_a_day_with_no_events_in_any_window_is_an_error(config):
+    write_logs(config.paths.logs, make_events(DAY, events=10, minutes=[0] * 10))
+    with pytest.raises(DataError, match="no search events in any sampling window"):
+        sample_day(DAY, config)
+
+
+def test_naive_timestamps_are_taken_as_utc(config):
+    logs = make_events(DAY, events=2000, seed=1)
+    write_logs(config.paths.logs, logs.with_columns(pl.col("event_ts").dt.replace_time_zone(None)))
+    rows, windows = sample_day(DAY, config)
+    assert windows["events_sampled"].sum() == 40
+
+
+def test_timestamps_in_another_zone_are_windowed_in_utc(config):
+    logs = make_events(DAY, events=2000, seed=1)
+    write_logs(config.paths.logs, logs)
+    expected, _ = sample_day(DAY, config)
+    shifted = logs.with_columns(pl.col("event_ts").dt.convert_time_zone("Asia/Tokyo"))
+    for path in config.paths.logs.rglob("*.parquet"):
+        path.unlink()
+    write_logs(config.paths.logs, shifted)
+    rows, _ = sample_day(DAY, config)
+    assert rows["event_id"].to_list() == expected["event_id"].to_list()
+
+
+def test_write_and_read_back_replace_the_day_whole(config):
+    write_logs(config.paths.logs, make_events(DAY, events=2000, seed=1))
+    rows, windows = sample_day(DAY, config)
+    write_sample(DAY, rows, windows, config.paths.samples)
+    write_sample(DAY, rows, windows, config.paths.samples)
+    back, back_windows = read_sample(DAY, config.paths.samples)
+    assert back.sort(["window", "event_ts", "event_id", "position"]).equals(
+        rows.sort(["window", "event_ts", "event_id", "position"]).select(back.columns))
+    assert back_windows.equals(windows)
+    assert sorted(p.name for p in config.paths.samples.iterdir()) == [f"ds={DAY}"]
