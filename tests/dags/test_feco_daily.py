@@ -1,0 +1,88 @@
+"""The daily DAG: it parses cleanly and cheaply, keeps the house policies, and runs a day."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from datetime import date
+
+import duckdb
+
+from dags.conftest import DAGS, airflow_env
+from logbuilder import FEATURES, make_events, write_logs
+
+DAY = date(2026, 1, 3)
+HEAVY = ("polars", "duckdb", "lightgbm", "shap", "pyarrow", "numpy", "feco")
+
+
+def run_in_airflow(home, script: str, **env) -> str:
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)],
+                            env={**airflow_env(home), **env}, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()[-1]
+
+
+LOAD_BAG = """
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow before 3.1
+        from airflow.models.dagbag import DagBag
+    bag = DagBag(dag_folder=r"{dags}")
+"""
+
+
+def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
+    out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + """
+    import json
+    dag = bag.get_dag("feco_daily")
+    print(json.dumps({
+        "errors": {k: str(v) for k, v in bag.import_errors.items()},
+        "tasks": [t.task_id for t in dag.topological_sort()] if hasattr(dag, "topological_sort")
+                 else sorted(dag.task_ids),
+        "max_active_runs": dag.max_active_runs,
+        "retries": [t.retries for t in dag.tasks],
+        "tags": sorted(dag.tags),
+        "schedule": str(dag.schedule),
+    }))
+    """)
+    facts = json.loads(out)
+    assert facts["errors"] == {}
+    assert facts["tasks"] == ["sample", "coverage", "publish"]
+    assert facts["max_active_runs"] == 1
+    assert min(facts["retries"]) >= 1
+    assert facts["tags"] == ["feco"]
+    assert facts["schedule"] == "@daily"
+
+
+def test_parsing_the_dag_imports_no_heavy_library(airflow_home):
+    out = run_in_airflow(airflow_home, f"""
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("feco_daily", r"{DAGS / 'feco_daily.py'}")
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
+    """)
+    assert json.loads(out) == []
+
+
+def test_dag_test_runs_a_day_end_to_end(airflow_home, tmp_path):
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=3))
+    config = tmp_path / "feco.toml"
+    config.write_text(textwrap.dedent(f"""
+        [paths]
+        logs = "logs"
+        samples = "samples"
+        warehouse = "feco.duckdb"
+        [logs]
+        features = {json.dumps(FEATURES)}
+        [sampling]
+        events_per_window = 5
+    """))
+    out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + f"""
+    import pendulum
+    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC"))
+    print(run.state)
+    """, FECO_CONFIG=str(config))
+    assert out == "success"
+    with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
+        assert conn.execute("SELECT ds, events_sampled FROM runs").fetchall() == [(DAY, 40)]
+        assert conn.execute("SELECT count(DISTINCT feature) FROM feco_daily").fetchone() == (3,)
