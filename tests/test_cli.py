@@ -1,0 +1,113 @@
+"""The pipeline CLI: one clear line on errors, progress on backfill, a read-only query surface."""
+
+import json
+import textwrap
+from datetime import date, timedelta
+
+import pytest
+
+from feco.cli import main
+from logbuilder import FEATURES, make_events, write_logs
+
+START = date(2026, 3, 1)
+
+
+@pytest.fixture
+def config_file(tmp_path):
+    for i in range(4):
+        if i != 2:
+            write_logs(tmp_path / "logs", make_events(START + timedelta(days=i), events=1500, seed=i))
+    path = tmp_path / "feco.toml"
+    path.write_text(textwrap.dedent(f"""
+        [paths]
+        logs = "logs"
+        samples = "samples"
+        warehouse = "feco.duckdb"
+        [logs]
+        features = {json.dumps(FEATURES)}
+        [sampling]
+        events_per_window = 5
+    """))
+    return str(path)
+
+
+def test_run_then_query_in_every_format(config_file, capsys):
+    assert main(["run", "--ds", "2026-03-01", "--config", config_file]) == 0
+    assert "2026-03-01: published 40 events, 120 rows" in capsys.readouterr().out
+    sql = "SELECT feature, n_rows FROM feco_daily WHERE segment_dim = 'all' ORDER BY feature"
+    assert main(["query", sql, "--config", config_file, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"feature": f, "n_rows": 120} for f in sorted(FEATURES)]
+    assert main(["query", sql, "--config", config_file, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == ["feature,n_rows", "f_dense,120"]
+    assert main(["query", sql, "--config", config_file]) == 0
+    assert "f_sparse" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("DELETE FROM runs", "read-only"),
+        ("INSERT INTO runs SELECT * FROM runs", "read-only"),
+        ("DROP TABLE runs", "read-only"),
+        ("CREATE TABLE x AS SELECT 1", "read-only"),
+        ("ATTACH '/tmp/other.duckdb' AS other", "cannot read or write files"),
+        ("COPY runs TO '/tmp/runs.csv'", "cannot read or write files"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "cannot read or write files"),
+        ("INSTALL httpfs", "cannot read or write files"),
+        ("SET enable_external_access = true", "locked"),
+        ("SELEC 1", "query failed"),
+    ],
+)
+def test_query_refuses_writes_and_file_access(config_file, capsys, sql, message):
+    main(["run", "--ds", "2026-03-01", "--config", config_file])
+    capsys.readouterr()
+    assert main(["query", sql, "--config", config_file]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("feco: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_backfill_reports_every_day_and_fails_on_a_missing_one(config_file, capsys):
+    code = main(["backfill", "--start", "2026-03-01", "--end", "2026-03-04", "--config", config_file])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "[1/4] 2026-03-01 ok" in err and "[4/4] 2026-03-04 ok" in err
+    assert "[3/4] 2026-03-03 FAILED: no log partition for 2026-03-03" in err
+    assert "1 of 4 days failed: 2026-03-03" in err
+    assert main(["status", "--config", config_file]) == 0
+    assert "days:              3 (2026-03-01 to 2026-03-04)" in capsys.readouterr().out
+
+
+def test_backfill_fail_fast_stops_at_the_first_failure(config_file, capsys):
+    code = main(["backfill", "--start", "2026-03-03", "--end", "2026-03-04", "--fail-fast",
+                 "--config", config_file])
+    assert code == 1
+    assert "2026-03-04" not in capsys.readouterr().err.replace("1 of 2 days failed: 2026-03-03", "")
+
+
+def test_errors_are_one_line_not_a_traceback(tmp_path, capsys):
+    assert main(["run", "--ds", "2026-03-01", "--config", str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("feco: error: config file") and "Traceback" not in err
+    assert main(["status", "--config", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_query_before_any_run_explains_what_to_do(config_file, capsys):
+    assert main(["query", "SELECT 1", "--config", config_file]) == 1
+    assert "run `feco run --ds DATE` first" in capsys.readouterr().err
+
+
+def test_bad_dates_are_usage_errors(config_file, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--ds", "03/01/2026", "--config", config_file])
+    assert exit_info.value.code == 2
+    assert "'03/01/2026' is not a date" in capsys.readouterr().err
+    assert main(["backfill", "--start", "2026-03-04", "--end", "2026-03-01", "--config", config_file]) == 2
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("run", "backfill", "query", "status", "drops"):
+        assert command in out
