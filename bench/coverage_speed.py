@@ -1,0 +1,107 @@
+"""Coverage-state speed on a sample of 1.6M events (about 20M rows) and 33 features.
+
+feco's `compute_states` (all segment dimensions and the region x query_band cross) against
+the floor (numpy counting non-zeros per column, no segments, no NULL handling) and a pandas
+group-by doing the same job as feco. Each path runs in its own process so that its peak
+memory can be reported. Targets: feco within 10x of the floor, 10x faster than pandas.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import DAY, best_of, large_day, peak_rss_mb
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "feco.toml"
+
+
+def load_sample():
+    """The whole generated day as one sample: hour % 8 stands in for the eight windows."""
+    import polars as pl
+
+    logs = large_day()
+    frame = pl.read_parquet(str(logs / f"ds={DAY}" / "hour=*" / "*.parquet"))
+    return frame.with_columns((pl.col("event_ts").dt.hour() % 8).cast(pl.Int16).alias("window"))
+
+
+def run_feco() -> dict:
+    from feco.config import load_config
+    from feco.coverage import compute_states
+
+    config = load_config(CONFIG)
+    sample = load_sample()
+    before = peak_rss_mb()
+    seconds = best_of(lambda: compute_states(sample, ds=DAY, config=config), repeats=3)
+    states, _ = compute_states(sample, ds=DAY, config=config)
+    return {"seconds": seconds, "rows": sample.height, "states": states.height,
+            "peak_mb": peak_rss_mb(), "input_mb": before}
+
+
+def run_numpy() -> dict:
+    import numpy as np
+
+    from feco.config import load_config
+
+    features = load_config(CONFIG).logs.features
+    sample = load_sample()
+    arrays = [sample.get_column(f).to_numpy() for f in features]
+    seconds = best_of(lambda: [np.count_nonzero(a) for a in arrays], repeats=5)
+    return {"seconds": seconds, "peak_mb": peak_rss_mb()}
+
+
+def run_pandas() -> dict:
+    from feco.config import load_config
+    from feco.coverage import with_segments
+
+    config = load_config(CONFIG)
+    features = config.logs.features
+    segmented = with_segments(load_sample(), ds=DAY, config=config)
+    frame = segmented.select(["window", *(c for c in segmented.columns if c.startswith("__segment_")),
+                              *features]).to_pandas()
+    dims = [[]] + [[f"__segment_{d}"] for d in config.segments.dimensions] + [
+        [f"__segment_{d}" for d in cross] for cross in config.segments.crosses]
+
+    def job():
+        indicators = {}
+        for f in features:
+            indicators[f"p:{f}"] = frame[f].notna()
+            indicators[f"c:{f}"] = frame[f].notna() & (frame[f] > 0)
+        counts = frame[["window"] + [c for c in frame.columns if c.startswith("__segment_")]].assign(**indicators)
+        return [counts.groupby(["window", *d]).agg(["sum", "size"]) if d else
+                counts.drop(columns=[c for c in counts.columns if c.startswith("__segment_")])
+                .groupby("window").agg(["sum", "size"]) for d in dims]
+
+    started = time.perf_counter()
+    job()
+    return {"seconds": time.perf_counter() - started, "peak_mb": peak_rss_mb()}
+
+
+def in_subprocess(name: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    large_day()
+    feco, floor, pandas = in_subprocess("feco"), in_subprocess("numpy"), in_subprocess("pandas")
+    print(f"sample: {feco['rows']:,} rows, 33 features; {feco['states']:,} states "
+          f"(5 dimensions + 1 cross, 8 windows)")
+    print(f"feco compute_states:        {feco['seconds']:7.2f} s  peak RSS {feco['peak_mb']:,.0f} MB "
+          f"(input frame alone: {feco['input_mb']:,.0f} MB)")
+    print(f"numpy count_nonzero floor:  {floor['seconds']:7.2f} s  feco / floor = "
+          f"{feco['seconds'] / floor['seconds']:5.1f}x (target <= 10)")
+    print(f"pandas group-by, same job:  {pandas['seconds']:7.2f} s  pandas / feco = "
+          f"{pandas['seconds'] / feco['seconds']:5.1f}x (target >= 10); peak RSS {pandas['peak_mb']:,.0f} MB")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 2:
+        print(json.dumps({"feco": run_feco, "numpy": run_numpy, "pandas": run_pandas}[sys.argv[1]]()))
+    else:
+        main()
