@@ -15,6 +15,7 @@ from feco.errors import FecoError
 
 COMMAND_MODULES = (
     "feco.cli.pipeline",
+    "feco.cli.generate",
 )
 
 
