@@ -20,8 +20,8 @@ from feco.generator.day import check_volume, hour_table, make_plan
 from feco.generator.incidents import Incident, check_incidents
 
 MANIFEST_NAME = "incidents.json"
-# zstd level 1 writes as fast as snappy or lz4 here (the float columns are dictionary-encoded
-# either way) and gives ~15% smaller files; see bench/generate_speed.py.
+# zstd level 1 makes files ~15% smaller than snappy or lz4 for ~0.3 s more per peak hour, which
+# two writer threads mostly hide; see bench/generate_speed.py.
 _COMPRESSION = {"compression": "zstd", "compression_level": 1}
 # ~1/10 of a peak hour of a 1.6M-event day: a 10-minute window read skips most row groups.
 ROW_GROUP_ROWS = 128 * 1024
