@@ -11,6 +11,8 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from feco.cli import main
 from feco.errors import UsageError
@@ -349,3 +351,31 @@ def test_cli_reports_a_bad_incident_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "kind='zeros'" in err
     assert not list(Path(tmp_path).iterdir())
+
+
+@given(
+    feature=st.sampled_from(FEATURES),
+    start=st.dates(dt.date(2000, 1, 1), dt.date(2100, 1, 1)),
+    days=st.integers(1, 400),
+    share=st.floats(0.0, 1.0, exclude_min=True),
+    kind=st.sampled_from(["zero", "null"]),
+    shape=st.sampled_from(["step", "decay"]),
+    segment=st.none() | st.sampled_from([Segment("region", "BR"), Segment("query_band", "tail")]),
+)
+def test_every_incident_round_trips_through_its_spec(
+    feature, start, days, share, kind, shape, segment
+):
+    incident = Incident(feature, start, days, share, kind, shape, segment)
+    parts = [f"feature={feature}", f"start={start}", f"days={days}", f"share={share!r}",
+             f"kind={kind}", f"shape={shape}"]  # fmt: skip
+    if segment is not None:
+        parts.append(f"segment={segment.dim}:{segment.value}")
+    assert parse_incident(",".join(parts)) == incident
+    assert incident.share_on(start + dt.timedelta(days=days - 1)) == pytest.approx(share)
+
+
+def test_hours_without_events_are_written_as_empty_files(tmp_path):
+    files = generate_logs(tmp_path, start=MONDAY, days=1, events_per_day=1)
+    sizes = [pq.ParquetFile(f).metadata.num_rows for f in files]
+    assert len(files) == 24 and 0 in sizes and sum(sizes) >= 5
+    assert all(pq.read_schema(f).equals(LOG_SCHEMA) for f in files)

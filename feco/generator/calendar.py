@@ -16,7 +16,9 @@ from feco.generator.schema import FEATURE_FAMILIES, REGION_WEIGHTS
 
 MINUTES_PER_DAY = 1_440
 EVENT_ID_STRIDE = 1_000_000_000
-MAX_EVENTS_PER_DAY = EVENT_ID_STRIDE // 2
+# A day's own count swings around the mean (weekday, wobble); a quarter of the id stride keeps
+# even a busy day's event ids from spilling into the next day's.
+MAX_EVENTS_PER_DAY = EVENT_ID_STRIDE // 4
 
 # Mean 1 over a week: a little more search at weekends, a Friday dip.
 _WEEKDAY_VOLUME = np.array([1.00, 0.98, 0.97, 0.98, 0.94, 1.05, 1.08])

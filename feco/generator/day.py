@@ -77,10 +77,10 @@ def make_plan(
 
 def check_volume(*, events_per_day: int, seed: int) -> None:
     """Reject an event volume or seed the generator cannot honour."""
-    # Weekday and random swings stay well under 2x, so event ids never spill into the next day.
-    limit = MAX_EVENTS_PER_DAY // 2
-    if not 1 <= events_per_day <= limit:
-        raise UsageError(f"events per day must be between 1 and {limit:,}, got {events_per_day}")
+    if not 1 <= events_per_day <= MAX_EVENTS_PER_DAY:
+        raise UsageError(
+            f"events per day must be between 1 and {MAX_EVENTS_PER_DAY:,}, got {events_per_day}"
+        )
     if seed < 0:
         raise UsageError(f"seed must be a non-negative integer, got {seed}")
 

@@ -85,7 +85,9 @@ def generate_logs(
         raise UsageError(f"days must be at least 1, got {days}")
     check_volume(events_per_day=events_per_day, seed=seed)
     check_incidents(incidents)
-    launch = new_region_launch or start + dt.timedelta(days=days // 3)
+    launch = (
+        start + dt.timedelta(days=days // 3) if new_region_launch is None else new_region_launch
+    )
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
     manifest = _manifest(
