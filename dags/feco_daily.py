@@ -1,4 +1,4 @@
-"""feco_daily: sample a day of search logs, count feature coverage, publish to the warehouse.
+"""feco_daily: sample a day of search logs, count feature coverage, publish, detect, notify.
 
 Thin on purpose: each task imports feco inside its body and calls the same function as the
 CLI (`feco run`), with the run's logical date. Parsing this file imports only the standard
@@ -51,7 +51,31 @@ def feco_daily():
 
         return tasks.publish(ds, CONFIG)
 
-    sample() >> coverage() >> publish()
+    @task
+    def detect(ds: str | None = None) -> dict:
+        from feco import tasks
+
+        return tasks.detect(ds, CONFIG)
+
+    @task
+    def notify(ds: str | None = None) -> dict:
+        from feco import tasks
+        from feco.config import load_config
+
+        connection = load_config(CONFIG).alerts.notify.airflow_connection
+        return tasks.notify(ds, CONFIG, webhook_url=_webhook_url(connection) if connection else None)
+
+    sample() >> coverage() >> publish() >> detect() >> notify()
+
+
+def _webhook_url(connection_id: str) -> str:
+    """The webhook URL kept in an Airflow connection: its host when that is a full URL
+    (as for Slack incoming webhooks), else the connection's URI."""
+    from airflow.sdk import BaseHook
+
+    connection = BaseHook.get_connection(connection_id)
+    host = connection.host or ""
+    return host if host.startswith(("http://", "https://")) else connection.get_uri()
 
 
 feco_daily()

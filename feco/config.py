@@ -189,6 +189,52 @@ class Segments(_Model):
         return [()] + [(d,) for d in self.dimensions] + [tuple(c) for c in self.crosses]
 
 
+class DropRule(_Model):
+    """Coverage below the mean of the previous days by a share, an amount and k standard errors."""
+
+    relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
+    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
+    k: Annotated[float, Field(ge=0)] = 3.0
+    baseline_days: Annotated[int, Field(ge=1)] = 7
+    # Persistence: the drop must show in at least this many of the day's windows (0: off).
+    min_windows: Annotated[int, Field(ge=0)] = 0
+
+
+class DecayRule(_Model):
+    """The moving average has fallen below a frozen reference period's coverage."""
+
+    relative: Annotated[float, Field(gt=0, lt=1)] = 0.15
+    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
+    reference: ReferencePeriod | None = None
+
+
+class MissingRule(_Model):
+    """The share of NULL/NaN values rose above its baseline (apart from zeros)."""
+
+    absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
+    k: Annotated[float, Field(ge=0)] = 3.0
+
+
+class Notify(_Model):
+    """Where alerts go. Secrets never live here: only the names of where to find them."""
+
+    jsonl: Path | None = None
+    webhook_url_env: str | None = "FECO_WEBHOOK_URL"
+    airflow_connection: str | None = None
+    timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
+
+
+class Alerts(_Model):
+    warmup_days: Annotated[int, Field(ge=0)] = 7
+    min_rows: Annotated[int, Field(ge=0)] = 500
+    volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    drop: DropRule = Field(default_factory=DropRule)
+    decay: DecayRule = Field(default_factory=DecayRule)
+    missing: MissingRule = Field(default_factory=MissingRule)
+    floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
+    notify: Notify = Field(default_factory=Notify)
+
+
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
     paths: Paths
@@ -196,13 +242,16 @@ class Config(_Model):
     sampling: Sampling = Field(default_factory=Sampling)
     coverage: Coverage = Field(default_factory=Coverage)
     segments: Segments = Field(default_factory=Segments)
+    alerts: Alerts = Field(default_factory=Alerts)
     source: Path = Field(default=Path("<memory>"), exclude=True)
 
     @model_validator(mode="after")
     def _rules_name_features(self) -> Config:
-        unknown = sorted(set(self.coverage.rules) - set(self.logs.features))
-        if unknown:
-            raise ValueError(f"coverage.rules names features not in logs.features: {unknown}")
+        for section, names in (("coverage.rules", self.coverage.rules),
+                               ("alerts.floor", self.alerts.floor)):
+            unknown = sorted(set(names) - set(self.logs.features))
+            if unknown:
+                raise ValueError(f"{section} names features not in logs.features: {unknown}")
         uses_reference = any(
             self.coverage.rule_for(f).reference for f in self.logs.features
         )
@@ -245,7 +294,11 @@ def parse_config(raw: dict, *, source: Path) -> Config:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
     resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items()}
-    return config.model_copy(update={"paths": Paths(**resolved)})
+    notify = config.alerts.notify
+    if notify.jsonl is not None:
+        notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
+    alerts = config.alerts.model_copy(update={"notify": notify})
+    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts})
 
 
 def _describe(error: ValidationError) -> str:

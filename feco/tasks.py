@@ -82,12 +82,38 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
 
 
-def run_day(ds: date | str, config: Config | str | None = None) -> dict:
-    """Sample, count and publish one day."""
+def detect(ds: date | str, config: Config | str | None = None) -> dict:
+    """Run the alert rules on the published day and replace its alerts."""
+    from feco.alerts import detect_alerts
+
+    ds, config = as_date(ds), as_config(config)
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        alerts = detect_alerts(conn, ds, config=config, importance=None)
+        publish_day(conn, ds, {"alerts": alerts})
+    open_alerts = alerts.filter(pl.col("status") == "open")
+    return {"ds": ds.isoformat(), "open": open_alerts.height, "grouped": alerts.filter(pl.col("status") == "grouped").height,
+            "by_severity": dict(open_alerts.group_by("severity").len().iter_rows())}
+
+
+def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
+           echo=print) -> dict:
+    """Deliver open alerts not delivered yet (this day's and pending ones from days before)."""
+    from feco.alerts.notify import notify_alerts
+
+    ds, config = as_date(ds), as_config(config)
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
+
+
+def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
+    """Sample, count, publish and detect one day; deliver its alerts unless told not to."""
     ds, config = as_date(ds), as_config(config)
     sample(ds, config)
     coverage(ds, config)
-    return publish(ds, config)
+    result = publish(ds, config) | {"alerts": detect(ds, config)}
+    if deliver:
+        result["delivered"] = notify(ds, config, echo=echo)
+    return result
 
 
 def config_digest(config: Config) -> str:

@@ -20,7 +20,7 @@ from feco.errors import DataError, WarehouseBusyError
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs")
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
 
 _READ_ONLY_SETTINGS = {
     "enable_external_access": False,
@@ -89,7 +89,7 @@ def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int) 
 
 
 def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.DataFrame]) -> None:
-    """Replace ``ds``'s rows in every day table in one transaction.
+    """Replace ``ds``'s rows in the given day tables in one transaction.
 
     Running a day twice leaves identical rows; a failure part-way leaves the previous state.
     """
@@ -98,9 +98,8 @@ def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.
         raise ValueError(f"not day tables: {sorted(unknown)}")
     conn.execute("BEGIN TRANSACTION")
     try:
-        for table in DAY_TABLES:
-            conn.execute(f"DELETE FROM {quote(table)} WHERE ds = $ds", {"ds": ds})
         for table, frame in tables.items():
+            conn.execute(f"DELETE FROM {quote(table)} WHERE ds = $ds", {"ds": ds})
             conn.register("incoming", frame.to_arrow())
             conn.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM incoming")
             conn.unregister("incoming")

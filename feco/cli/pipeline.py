@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     backfill.add_argument("--start", required=True, type=_date, help="first day, YYYY-MM-DD")
     backfill.add_argument("--end", required=True, type=_date, help="last day, YYYY-MM-DD")
     backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
+    backfill.add_argument("--notify", action="store_true",
+                          help="deliver each day's alerts too (default: detect and store only)")
     _config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
@@ -53,6 +55,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _config_option(status)
     status.set_defaults(handler=_status)
+
+    alerts = subparsers.add_parser(
+        "alerts", help="list stored alerts",
+        description="List the alerts of one day (--ds) or of every day since a date (--since; "
+                    "default: the last published day). Grouped alerts are shown under their headline "
+                    "with --all.",
+    )
+    when = alerts.add_mutually_exclusive_group()
+    when.add_argument("--ds", type=_date, help="one day")
+    when.add_argument("--since", type=_date, help="every day from this one on")
+    alerts.add_argument("--all", action="store_true", help="include grouped and suppressed alerts")
+    alerts.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    _config_option(alerts)
+    alerts.set_defaults(handler=_alerts)
 
     drops = subparsers.add_parser(
         "drops", help="largest coverage drops against the moving average",
@@ -84,9 +100,16 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     result = tasks.run_day(args.ds, tasks.as_config(args.config))
-    print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows "
-          f"({time.monotonic() - started:.1f}s)")
+    print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows; "
+          f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0
+
+
+def _alert_counts(alerts: dict) -> str:
+    if not alerts["open"]:
+        return "no alerts"
+    tiers = ", ".join(f"{n} {tier}" for tier, n in sorted(alerts["by_severity"].items()))
+    return f"{alerts['open']} alerts ({tiers})"
 
 
 def _backfill(args: argparse.Namespace) -> int:
@@ -101,15 +124,16 @@ def _backfill(args: argparse.Namespace) -> int:
         started = time.monotonic()
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
-            result = tasks.run_day(ds, config)
+            result = tasks.run_day(ds, config, deliver=args.notify)
         except DataError as error:
             failed.append(ds)
             print(f"{prefix} FAILED: {error}", file=sys.stderr, flush=True)
             if args.fail_fast:
                 break
             continue
-        print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows "
-              f"({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
+        print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows, "
+              f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)",
+              file=sys.stderr, flush=True)
     if failed:
         raise DataError(f"{len(failed)} of {len(days)} days failed: "
                         + ", ".join(d.isoformat() for d in failed))
@@ -172,6 +196,28 @@ def _status(args: argparse.Namespace) -> int:
     print(f"short windows:     {row['short_windows']} (fewer events than the "
           f"{config.sampling.events_per_window:,} wanted)")
     print(f"missing features:  {row['features_missing']} feature-days")
+    return 0
+
+
+def _alerts(args: argparse.Namespace) -> int:
+    from feco.tasks import as_config
+    from feco.warehouse import named_query, open_read_only
+
+    config = as_config(args.config)
+    with open_read_only(config.paths.warehouse) as conn:
+        last = conn.execute("SELECT max(ds) FROM runs").fetchone()[0]
+        since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
+        frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
+    if args.format != "table":
+        _print_frame(frame, args.format)
+    elif frame.is_empty():
+        print(f"no alerts since {since}" if until is None else f"no alerts on {since}")
+    else:
+        from feco.alerts.notify import summary_line
+
+        for alert in frame.iter_rows(named=True):
+            indent = "    " if alert["status"] != "open" else ""
+            print(indent + summary_line(alert))
     return 0
 
 
