@@ -40,9 +40,9 @@ def main() -> None:
         total = 0
         for window in windows:
             files = [str(p) for h in window.hours() for p in (day / f"hour={h:02d}").glob("*.parquet")]
-            table = conn.execute(
+            table = conn.sql(
                 "SELECT * FROM read_parquet($files) WHERE event_ts >= $start AND event_ts < $end",
-                {"files": files, "start": window.start, "end": window.end},
+                params={"files": files, "start": window.start, "end": window.end},
             ).to_arrow_table()
             total += table.num_rows
         return total

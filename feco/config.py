@@ -190,11 +190,13 @@ class Segments(_Model):
 
 
 class DropRule(_Model):
-    """Coverage below the mean of the previous days by a share, an amount and k standard errors."""
+    """Coverage below the mean of the previous days by a share, an amount, k standard errors of
+    the day's value and k_days standard deviations of the previous days' values."""
 
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
+    k_days: Annotated[float, Field(ge=0)] = 3.0
     baseline_days: Annotated[int, Field(ge=1)] = 7
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0

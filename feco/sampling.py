@@ -60,10 +60,11 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
     ['ds', 'window', 'window_start', 'window_end', 'events_available', 'events_sampled', 'step']
     """
     files_by_hour = _hour_files(ds, config.paths.logs)
+    windows = day_windows(ds, config)
+    window_files = [[f for h in w.hours() for f in files_by_hour.get(h, [])] for w in windows]
+    frames = _read_windows(window_files, windows, config)
     samples, summaries = [], []
-    for window in day_windows(ds, config):
-        files = [f for h in window.hours() for f in files_by_hour.get(h, [])]
-        rows = _read_window(files, window, config)
+    for window, rows in zip(windows, frames):
         picked, summary = _pick_events(rows, window, ds=ds, config=config)
         samples.append(picked.with_columns(pl.lit(window.index, pl.Int16).alias("window")))
         summaries.append(summary)
@@ -99,19 +100,26 @@ def _hour_files(ds: date, logs: Path) -> dict[int, list[Path]]:
     return files
 
 
-def _read_window(files: list[Path], window: Window, config: Config) -> pl.DataFrame:
-    if not files:
-        return pl.DataFrame()
+def _read_windows(window_files: list[list[Path]], windows: list[Window], config: Config) -> list[pl.DataFrame]:
+    """Each window's rows, read in parallel; Parquet statistics skip row groups outside it."""
     ts = config.logs.timestamp
+    every_file = sorted({f for files in window_files for f in files})
+    if not every_file:
+        return [pl.DataFrame() for _ in windows]
     try:
-        scan = pl.scan_parquet(files, hive_partitioning=False)
-        schema = scan.collect_schema()
+        schema = pl.scan_parquet(every_file[0], hive_partitioning=False).collect_schema()
         if ts not in schema:
-            raise DataError(f"timestamp column '{ts}' not in the logs ({files[0]})")
-        start, end = _bounds_like(schema[ts], window, ts=ts, file=files[0])
-        return scan.filter((pl.col(ts) >= start) & (pl.col(ts) < end)).collect()
+            raise DataError(f"timestamp column '{ts}' not in the logs ({every_file[0]})")
+        scans = {}
+        for index, (files, window) in enumerate(zip(window_files, windows)):
+            if files:
+                start, end = _bounds_like(schema[ts], window, ts=ts, file=files[0])
+                scans[index] = pl.scan_parquet(files, hive_partitioning=False).filter(
+                    (pl.col(ts) >= start) & (pl.col(ts) < end))
+        read = dict(zip(scans, pl.collect_all(list(scans.values()))))
     except (pl.exceptions.PolarsError, OSError) as error:
-        raise DataError(_describe_read_failure(files, error)) from None
+        raise DataError(_describe_read_failure(every_file, error)) from None
+    return [read.get(index, pl.DataFrame()) for index in range(len(windows))]
 
 
 def _bounds_like(dtype: pl.DataType, window: Window, *, ts: str, file: Path):
@@ -140,21 +148,16 @@ def _pick_events(rows: pl.DataFrame, window: Window, *, ds: date, config: Config
         return rows, (ds, window.index, window.start, window.end, 0, 0, None)
     if event_id not in rows.columns:
         raise DataError(f"event id column '{event_id}' not in the logs")
-    events = (
-        rows.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id])
-        .get_column(event_id)
-    )
+    events = rows.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id]).get_column(event_id)
     available = events.len()
-    if available <= wanted:
-        chosen, step = events, 1.0
-    else:
-        step = available / wanted
-        rng = np.random.default_rng([config.sampling.seed, ds.toordinal(), window.index])
-        offsets = np.floor(rng.uniform(0, step) + step * np.arange(wanted)).astype(np.int64)
-        chosen = events.gather(np.minimum(offsets, available - 1))
-    picked = rows.filter(pl.col(event_id).is_in(chosen.implode())).sort([ts, event_id])
-    return picked, (ds, window.index, window.start, window.end, available, chosen.len(),
-                    round(step, 6))
+    if available <= wanted:  # a short window is taken whole, in the logs' own row order
+        return rows, (ds, window.index, window.start, window.end, available, available, 1.0)
+    step = available / wanted
+    rng = np.random.default_rng([config.sampling.seed, ds.toordinal(), window.index])
+    offsets = np.floor(rng.uniform(0, step) + step * np.arange(wanted)).astype(np.int64)
+    chosen = events.gather(np.minimum(offsets, available - 1))
+    picked = rows.filter(pl.col(event_id).is_in(chosen.implode()))
+    return picked, (ds, window.index, window.start, window.end, available, wanted, round(step, 6))
 
 
 def write_sample(ds: date, rows: pl.DataFrame, windows: pl.DataFrame, root: Path) -> Path:

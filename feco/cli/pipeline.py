@@ -201,11 +201,11 @@ def _status(args: argparse.Namespace) -> int:
 
 def _alerts(args: argparse.Namespace) -> int:
     from feco.tasks import as_config
-    from feco.warehouse import named_query, open_read_only
+    from feco.warehouse import fetch, named_query, open_read_only
 
     config = as_config(args.config)
     with open_read_only(config.paths.warehouse) as conn:
-        last = conn.execute("SELECT max(ds) FROM runs").fetchone()[0]
+        last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
     if args.format != "table":

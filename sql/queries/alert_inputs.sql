@@ -7,7 +7,8 @@
 -- missing_share, windows, std_error (= sd of the day's window coverages / sqrt(windows): the
 -- windows are clusters, so this is the honest error of the day's value), window_coverages,
 -- baseline (mean daily coverage over the previous $baseline_days calendar days),
--- baseline_days, baseline_missing, coverage_ma7 (trailing average including ds), reference
+-- baseline_sd (sd of those daily values: day-to-day variation, which the windows of one day
+-- cannot show), baseline_days, baseline_missing, coverage_ma7 (trailing average including ds), reference
 -- (mean daily coverage over the reference period).
 WITH day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
@@ -26,6 +27,7 @@ spread AS (
 history AS (
     SELECT feature, segment_dim, segment_value,
            avg(coverage) AS baseline,
+           stddev_samp(coverage) AS baseline_sd,
            count(*) AS baseline_days,
            avg(missing_share) AS baseline_missing
     FROM feco_daily
@@ -41,7 +43,7 @@ reference AS (
 SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        today.coverage AS observed, today.missing_share,
        spread.windows, spread.std_error, spread.window_coverages,
-       history.baseline, coalesce(history.baseline_days, 0) AS baseline_days,
+       history.baseline, history.baseline_sd, coalesce(history.baseline_days, 0) AS baseline_days,
        history.baseline_missing,
        moving.coverage_ma7,
        reference.reference

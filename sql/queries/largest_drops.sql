@@ -1,5 +1,6 @@
--- largest_drops: the days on which a feature's coverage in a segment fell furthest below
--- the moving average of the days before it.
+-- largest_drops: the days on which a feature's coverage fell furthest below the moving
+-- average of the days before it; one row per day and feature, naming the segment where the
+-- drop was largest.
 -- Inputs: feco_daily. Params: $since (first ds to report), $min_days (history days needed
 -- in the baseline), $min_rows (rows a segment needs that day), $limit.
 -- Output: ds, feature, segment_dim, segment_value, coverage, baseline (mean daily coverage
@@ -21,5 +22,8 @@ SELECT ds, feature, segment_dim, segment_value,
        round(100 * (baseline - coverage), 2) AS drop_points
 FROM history
 WHERE ds >= $since AND baseline_days >= $min_days AND n_rows >= $min_rows
+QUALIFY row_number() OVER (
+    PARTITION BY ds, feature ORDER BY baseline - coverage DESC, segment_dim, segment_value
+) = 1
 ORDER BY baseline - coverage DESC, ds, feature, segment_dim, segment_value
 LIMIT $limit;

@@ -9,12 +9,14 @@ from feco.config import Alerts
 
 
 class DropRule:
-    """Fires when coverage is below the mean of the previous days by all three margins.
+    """Fires when coverage is below the mean of the previous days by every margin.
 
-    The margins are a relative share of the baseline, an absolute amount, and k standard
-    errors of the day's value, the error taken from the spread between the day's windows
-    (they are clusters; a binomial error over all rows would be far too small). With
-    ``min_windows`` set, the drop must also show in that many of the day's windows.
+    The margins are a relative share of the baseline, an absolute amount, k standard errors
+    of the day's value, the error taken from the spread between the day's windows (they are
+    clusters; a binomial error over all rows would be far too small), and k_days standard
+    deviations of the previous days' values (day-to-day and weekly variation, which one day's
+    windows cannot show). With ``min_windows`` set, the drop must also show in that many of
+    the day's windows.
     """
 
     name = "drop_vs_moving_average"
@@ -23,7 +25,10 @@ class DropRule:
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.drop
         baseline, std_error = pl.col("baseline"), pl.col("std_error").fill_null(0.0)
-        margin = pl.max_horizontal(baseline * rule.relative, pl.lit(rule.absolute), std_error * rule.k)
+        margin = pl.max_horizontal(
+            baseline * rule.relative, pl.lit(rule.absolute),
+            std_error * rule.k, pl.col("baseline_sd").fill_null(0.0) * rule.k_days,
+        )
         firing = (
             inputs.filter(baseline.is_not_null())
             .with_columns((baseline - margin).alias("threshold"), *drop_columns(pl.col("observed"), baseline))
