@@ -56,26 +56,32 @@ def run_numpy() -> dict:
 
 
 def run_pandas() -> dict:
+    """The same counts with pandas: indicator columns, then one group-by per segment dimension."""
+    import pandas as pd
+
     from feco.config import load_config
     from feco.coverage import with_segments
 
     config = load_config(CONFIG)
     features = config.logs.features
     segmented = with_segments(load_sample(), ds=DAY, config=config)
-    frame = segmented.select(["window", *(c for c in segmented.columns if c.startswith("__segment_")),
-                              *features]).to_pandas()
+    keys = ["window", *(c for c in segmented.columns if c.startswith("__segment_"))]
+    frame = segmented.select([*keys, *features]).to_pandas()
+    for key in keys[1:]:
+        frame[key] = frame[key].astype("category")
+    del segmented
     dims = [[]] + [[f"__segment_{d}"] for d in config.segments.dimensions] + [
         [f"__segment_{d}" for d in cross] for cross in config.segments.crosses]
 
     def job():
-        indicators = {}
-        for f in features:
-            indicators[f"p:{f}"] = frame[f].notna()
-            indicators[f"c:{f}"] = frame[f].notna() & (frame[f] > 0)
-        counts = frame[["window"] + [c for c in frame.columns if c.startswith("__segment_")]].assign(**indicators)
-        return [counts.groupby(["window", *d]).agg(["sum", "size"]) if d else
-                counts.drop(columns=[c for c in counts.columns if c.startswith("__segment_")])
-                .groupby("window").agg(["sum", "size"]) for d in dims]
+        values = frame[features]
+        present = values.notna()
+        indicators = pd.concat(
+            [present.add_prefix("p:"), (present & (values > 0)).add_prefix("c:")], axis=1)
+        indicators["n_rows"] = 1
+        with_keys = pd.concat([frame[keys], indicators], axis=1)
+        return [with_keys.groupby(["window", *d], observed=True)[list(indicators.columns)].sum()
+                for d in dims]
 
     started = time.perf_counter()
     job()

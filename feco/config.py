@@ -198,6 +198,9 @@ class DropRule(_Model):
     k: Annotated[float, Field(ge=0)] = 3.0
     k_days: Annotated[float, Field(ge=0)] = 3.0
     baseline_days: Annotated[int, Field(ge=1)] = 7
+    # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
+    # weekly pattern, and one bad day among them does not mask the days after it.
+    spread_days: Annotated[int, Field(ge=2)] = 28
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
 

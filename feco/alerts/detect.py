@@ -20,6 +20,7 @@ from feco.config import Config
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
+DIGITS = 10
 
 
 def detect_alerts(
@@ -67,6 +68,7 @@ def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
     reference = config.alerts.decay.reference or config.coverage.reference
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": config.alerts.drop.baseline_days,
+        "spread_days": config.alerts.drop.spread_days,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
     })
@@ -107,7 +109,12 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         rows.append(row)
     schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
               "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}
-    return pl.DataFrame(rows, schema=schema, orient="row").sort(["status", "feature", "segment_dim", "segment_value", "rule"], nulls_last=True)
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    # DuckDB sums in parallel, so the last bits of a mean can differ between runs; rounding
+    # keeps a re-run of a day bit-identical.
+    floats = [name for name, dtype in schema.items() if dtype == pl.Float64]
+    return frame.with_columns(pl.col(floats).round(DIGITS)).sort(
+        ["status", "feature", "segment_dim", "segment_value", "rule"], nulls_last=True)
 
 
 def describe(row: dict) -> str:

@@ -1,14 +1,18 @@
 -- alert_inputs: everything the coverage alert rules need for one day, one row per feature
 -- and segment present that day.
--- Inputs: coverage_states, feco_daily, feco_ma7.
--- Params: $ds; $baseline_days (days before ds in the baseline); $ref_start, $ref_end (the
--- frozen reference period, NULL for none).
+-- Inputs: coverage_states, feco_daily, feco_ma7, alerts (earlier days').
+-- Params: $ds; $baseline_days (days before ds in the baseline); $spread_days (days before ds
+-- whose daily values give the day-to-day spread: longer than the baseline, so that one bad
+-- day or a weekend does not dominate it); $ref_start, $ref_end (the frozen reference period,
+-- NULL for none).
 -- Output: feature, segment_dim, segment_value, n_rows, observed (coverage on ds),
 -- missing_share, windows, std_error (= sd of the day's window coverages / sqrt(windows): the
 -- windows are clusters, so this is the honest error of the day's value), window_coverages,
 -- baseline (mean daily coverage over the previous $baseline_days calendar days),
--- baseline_sd (sd of those daily values: day-to-day variation, which the windows of one day
--- cannot show), baseline_days, baseline_missing, coverage_ma7 (trailing average including ds), reference
+-- baseline_sd (sd of the daily values over the previous $spread_days days, leaving out days
+-- on which this feature and segment raised a drop alert: the day-to-day variation of normal
+-- days, which the windows of one day cannot show; an incident's first day must not hide its
+-- second), baseline_days, baseline_missing, coverage_ma7 (trailing average including ds), reference
 -- (mean daily coverage over the reference period).
 WITH day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
@@ -24,15 +28,25 @@ spread AS (
     FROM day_windows
     GROUP BY feature, segment_dim, segment_value
 ),
+earlier_drops AS (
+    SELECT DISTINCT ds, feature, segment_dim, segment_value
+    FROM alerts
+    WHERE rule = 'drop_vs_moving_average' AND ds < $ds
+),
 history AS (
-    SELECT feature, segment_dim, segment_value,
-           avg(coverage) AS baseline,
-           stddev_samp(coverage) AS baseline_sd,
-           count(*) AS baseline_days,
-           avg(missing_share) AS baseline_missing
-    FROM feco_daily
-    WHERE ds < $ds AND ds >= $ds - to_days($baseline_days)
-    GROUP BY feature, segment_dim, segment_value
+    SELECT daily.feature, daily.segment_dim, daily.segment_value,
+           avg(daily.coverage) FILTER (WHERE daily.ds >= $ds - to_days($baseline_days)) AS baseline,
+           stddev_samp(daily.coverage) FILTER (WHERE earlier_drops.ds IS NULL) AS baseline_sd,
+           count(*) FILTER (WHERE daily.ds >= $ds - to_days($baseline_days)) AS baseline_days,
+           avg(daily.missing_share) FILTER (WHERE daily.ds >= $ds - to_days($baseline_days))
+               AS baseline_missing
+    FROM feco_daily AS daily
+    LEFT JOIN earlier_drops
+        ON earlier_drops.ds = daily.ds AND earlier_drops.feature = daily.feature
+       AND earlier_drops.segment_dim = daily.segment_dim
+       AND earlier_drops.segment_value = daily.segment_value
+    WHERE daily.ds < $ds AND daily.ds >= $ds - to_days(greatest($baseline_days, $spread_days))
+    GROUP BY daily.feature, daily.segment_dim, daily.segment_value
 ),
 reference AS (
     SELECT feature, segment_dim, segment_value, avg(coverage) AS reference

@@ -1,0 +1,156 @@
+"""Each alert rule on small hand-written inputs, and the roll-up and severity around them."""
+
+import polars as pl
+import pytest
+
+from feco.alerts.rollup import roll_up
+from feco.alerts.rules.decay import DecayRule
+from feco.alerts.rules.drop import DropRule
+from feco.alerts.rules.floor import FloorRule
+from feco.alerts.rules.missing import MissingValuesRule, missing_columns
+from feco.alerts.rules.volume import volume_collapse
+from feco.alerts.severity import severity
+from feco.config import Alerts
+
+
+def inputs(**columns) -> pl.DataFrame:
+    defaults = {"feature": "f", "segment_dim": "all", "segment_value": "all", "n_rows": 1000,
+                "observed": 0.5, "missing_share": 0.0, "windows": 8, "std_error": 0.01,
+                "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0,
+                "baseline_days": 7, "baseline_missing": 0.0, "coverage_ma7": 0.5, "reference": 0.5}
+    n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
+    data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
+                else [v] * n) for k, v in {**defaults, **columns}.items()}
+    return pl.DataFrame(data, strict=False)
+
+
+@pytest.mark.parametrize(
+    ("observed", "std_error", "baseline_sd", "fires"),
+    [
+        (0.44, 0.01, 0.0, True),    # -12%, 6 points, 6 SE: every margin passed
+        (0.46, 0.01, 0.0, False),   # -8%: below the 10% relative margin
+        (0.44, 0.03, 0.0, False),   # 6 points is only 2 SE
+        (0.44, 0.01, 0.025, False),  # day-to-day spread: 3 sd = 7.5 points
+    ],
+)
+def test_drop_rule_needs_every_margin(observed, std_error, baseline_sd, fires):
+    frame = inputs(observed=observed, std_error=std_error, baseline_sd=baseline_sd)
+    fired = DropRule().detect(frame, Alerts())
+    assert fired.height == int(fires)
+    if fires:
+        row = fired.row(0, named=True)
+        assert row["rule"] == "drop_vs_moving_average"
+        assert row["drop_abs"] == pytest.approx(0.06) and row["drop_rel"] == pytest.approx(0.12)
+        assert row["threshold"] == pytest.approx(0.45)  # baseline minus the widest margin (10%)
+
+
+def test_drop_rule_absolute_margin_protects_low_coverage_features():
+    frame = inputs(observed=0.035, baseline=0.05, std_error=0.001)  # -30% but only 1.5 points
+    assert DropRule().detect(frame, Alerts()).height == 0
+
+
+def test_drop_rule_persistence_counts_windows_below_the_threshold():
+    coverages = [[0.3, 0.3, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5]]
+    frame = inputs(observed=0.42, window_coverages=coverages)
+    settings = Alerts.model_validate({"drop": {"min_windows": 3}})
+    assert DropRule().detect(frame, settings).height == 1
+    settings = Alerts.model_validate({"drop": {"min_windows": 4}})
+    assert DropRule().detect(frame, settings).height == 0
+
+
+def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():
+    frame = inputs(feature=["slow", "fine", "no_ref"], coverage_ma7=[0.40, 0.48, 0.1],
+                   reference=[0.5, 0.5, None])
+    fired = DecayRule().detect(frame, Alerts())
+    assert fired["feature"].to_list() == ["slow"]
+    assert fired.row(0, named=True)["observed"] == pytest.approx(0.40)
+    assert fired.row(0, named=True)["baseline"] == pytest.approx(0.5)
+
+
+def test_floor_rule_only_for_configured_features():
+    frame = inputs(feature=["a", "b"], observed=[0.7, 0.1])
+    settings = Alerts.model_validate({"floor": {"a": 0.8}})
+    fired = FloorRule().detect(frame, settings)
+    assert fired["feature"].to_list() == ["a"] and fired["threshold"].to_list() == [0.8]
+    assert FloorRule().detect(frame, Alerts()).height == 0
+
+
+def test_missing_values_rule_tracks_null_apart_from_zero():
+    frame = inputs(feature=["nulls", "zeros", "first_day"], missing_share=[0.3, 0.0, 0.5],
+                   baseline_missing=[0.02, 0.0, None], observed=[0.1, 0.1, 0.1])
+    fired = MissingValuesRule().detect(frame, Alerts())
+    assert fired["feature"].to_list() == ["nulls"]
+    assert missing_columns(["gone"]).row(0, named=True)["rule"] == "missing_column"
+
+
+def test_volume_collapse_needs_history_and_a_real_collapse():
+    settings = Alerts()
+    assert volume_collapse(400, 1000.0, 7, settings).height == 1
+    assert volume_collapse(600, 1000.0, 7, settings).height == 0
+    assert volume_collapse(10, 1000.0, 2, settings).height == 0
+    assert volume_collapse(10, None, 0, settings).height == 0
+
+
+def alert_rows(segments: list[tuple[str, str, float]]) -> pl.DataFrame:
+    return pl.DataFrame({
+        "alert_id": [f"{d}:{v}" for d, v, _ in segments],
+        "feature": "f", "rule": "drop_vs_moving_average",
+        "segment_dim": [d for d, _, _ in segments], "segment_value": [v for _, v, _ in segments],
+        "drop_rel": [r for _, _, r in segments],
+    })
+
+
+def evaluated(rows: list[tuple[str, str, float]]) -> pl.DataFrame:
+    return pl.DataFrame({"feature": "f", "segment_dim": [d for d, _, _ in rows],
+                         "segment_value": [v for _, v, _ in rows],
+                         "drop_rel_drop_vs_moving_average": [r for _, _, r in rows]})
+
+
+def test_broad_incident_is_one_headline_on_the_global_segment():
+    fired = [("all", "all", 0.4), ("region", "DE", 0.4), ("region", "US", 0.4),
+             ("region x query_band", "DE x head", 0.4)]
+    rolled = roll_up(alert_rows(fired), evaluated(fired))
+    status = dict(zip(rolled["alert_id"], zip(rolled["status"], rolled["parent_id"])))
+    assert status["all:all"] == ("open", None)
+    assert status["region:DE"] == ("grouped", "all:all")
+    assert status["region x query_band:DE x head"] == ("grouped", "region:DE")
+
+
+def test_local_incident_is_named_by_its_segment_not_the_global_number():
+    fired = [("all", "all", 0.12), ("region", "DE", 0.9), ("region x query_band", "DE x head", 0.9)]
+    siblings = fired + [("region", "US", 0.01), ("region", "FR", -0.02)]
+    rolled = roll_up(alert_rows(fired), evaluated(siblings))
+    status = dict(zip(rolled["alert_id"], zip(rolled["status"], rolled["parent_id"])))
+    assert status["region:DE"] == ("open", None)
+    assert status["all:all"] == ("grouped", "region:DE")
+    assert status["region x query_band:DE x head"] == ("grouped", "region:DE")
+
+
+def test_single_firing_child_with_moving_siblings_stays_under_the_global_alert():
+    fired = [("all", "all", 0.3), ("region", "DE", 0.35)]
+    siblings = fired + [("region", "US", 0.25)]  # US dropped too, just not past every margin
+    rolled = roll_up(alert_rows(fired), evaluated(siblings))
+    assert dict(zip(rolled["alert_id"], rolled["status"])) == {"all:all": "open", "region:DE": "grouped"}
+
+
+def test_children_without_a_firing_parent_are_headlines():
+    fired = [("region", "DE", 0.3), ("product_group", "toys", 0.3)]
+    rolled = roll_up(alert_rows(fired), evaluated(fired))
+    assert rolled["status"].to_list() == ["open", "open"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "drop_rel", "importance", "expected"),
+    [
+        ("drop_vs_moving_average", 0.6, None, "critical"),
+        ("drop_vs_moving_average", 0.3, None, "high"),
+        ("drop_vs_moving_average", 0.12, None, "medium"),
+        ("drop_vs_moving_average", 0.05, None, "low"),
+        ("drop_vs_moving_average", 0.9, 0.001, "low"),     # a feature the model barely uses
+        ("drop_vs_moving_average", 0.15, 0.2, "high"),     # 6x an average feature's weight (capped 2x)
+        ("below_floor", 0.01, None, "critical"),
+        ("missing_column", None, None, "critical"),
+    ],
+)
+def test_severity_tiers(rule, drop_rel, importance, expected):
+    assert severity(rule, drop_rel, importance, n_features=30) == expected
