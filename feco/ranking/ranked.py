@@ -1,0 +1,314 @@
+"""From a run and its judgments to the ranks of the judged items: the input of every metric.
+
+A run is a frame ``(query, item, score)``, judgments a frame ``(query, item, relevance)``.
+Neither is sorted as a whole: the run is grouped by query (a stable re-sort happens only when
+a query's rows are not contiguous), the two are aligned by query, and a numba kernel finds,
+for every judged item with a positive relevance, its rank in the query's list under the tie
+rule. :class:`RankedJudgments` holds the result; the metric families read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from feco.errors import DataError, UsageError
+from feco.ranking._kernels import ranks as kernel
+
+RUN_COLUMNS = ("query", "item", "score")
+QRELS_COLUMNS = ("query", "item", "relevance")
+TIE_MODES = {
+    "item_desc": kernel.TIE_ITEM_DESC,
+    "item_asc": kernel.TIE_ITEM_ASC,
+    "input_order": kernel.TIE_INPUT_ORDER,
+    "average": kernel.TIE_AVERAGE,
+}
+_HASH_SEEDS = (0xFEC0, 0x5EED)
+
+
+@dataclass(frozen=True)
+class RankedJudgments:
+    """Per judged query, where its positive judged items rank in the run.
+
+    Arrays named ``pos_*`` or ``match``/``before``/``tied`` have one entry per judged item
+    with positive relevance; the query's entries are ``pos_lo[q]:pos_hi[q]``. Per-query
+    arrays follow ``queries`` (sorted judged query ids).
+
+    Attributes
+    ----------
+    queries
+        Judged query ids, sorted.
+    in_run
+        Whether the run ranks the query at all.
+    n_retrieved
+        Length of the query's ranked list.
+    pos_lo, pos_hi
+        Slice of the query's positive judged items.
+    relevance
+        Relevance of each positive judged item.
+    match
+        Row of the item in the grouped run, -1 when the run does not retrieve it.
+    before
+        Items ranked before it (under tie averaging: with a strictly higher score).
+    tied
+        1, or under tie averaging the size of its tie group.
+    unjudged_in_run
+        Queries the run ranks that have no judgments (ignored by every metric).
+    run
+        The run, grouped by query (rows of one query contiguous, input order kept).
+    scores
+        The run's scores in the precision they are compared in.
+    run_lo, run_hi
+        Slice of every query of ``run`` (judged or not), used by catalogue coverage.
+    tie_mode
+        The kernel's tie constant.
+    """
+
+    queries: pl.Series
+    in_run: np.ndarray
+    n_retrieved: np.ndarray
+    pos_lo: np.ndarray
+    pos_hi: np.ndarray
+    relevance: np.ndarray
+    match: np.ndarray
+    before: np.ndarray
+    tied: np.ndarray
+    unjudged_in_run: int
+    run: pl.DataFrame
+    scores: np.ndarray
+    run_lo: np.ndarray
+    run_hi: np.ndarray
+    tie_mode: int
+
+    def ordered_run_keys(self) -> np.ndarray:
+        """Int64 keys that order the run's items as their ids do (for top-k selection)."""
+        return _item_keys([self.run.get_column("item")], lexical=True)[0][0]
+
+
+def rank_judgments(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    *,
+    ties: str = "item_desc",
+    score_precision: str = "float64",
+    check_qrels: bool = True,
+) -> RankedJudgments:
+    """Align ``run`` and ``qrels`` by query and rank every positive judged item.
+
+    Parameters
+    ----------
+    run
+        Frame with columns ``query``, ``item``, ``score`` (numeric, no NaN).
+    qrels
+        Frame with columns ``query``, ``item``, ``relevance`` (numeric).
+    ties
+        Tie rule, one of ``Conventions.ties``.
+    score_precision
+        ``"float64"``, or ``"float32"`` to round scores to single precision first.
+    check_qrels
+        Reject an item judged twice for a query (skipped when the caller built the judgments
+        so that it cannot happen).
+
+    Returns
+    -------
+    RankedJudgments
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from feco.ranking.ranked import rank_judgments
+    >>> run = pl.DataFrame({"query": [1, 1, 1], "item": [7, 8, 9], "score": [0.2, 0.9, 0.5]})
+    >>> qrels = pl.DataFrame({"query": [1, 1], "item": [7, 9], "relevance": [1, 2]})
+    >>> ranked = rank_judgments(run, qrels)
+    >>> ranked.before.tolist()  # item 7 has two items ahead, item 9 one
+    [2, 1]
+    """
+    if ties not in TIE_MODES:
+        raise UsageError(f"unknown tie rule {ties!r}; choose one of {', '.join(TIE_MODES)}")
+    run = _checked(run, RUN_COLUMNS, "run", value="score")
+    qrels = _checked(qrels, QRELS_COLUMNS, "qrels", value="relevance")
+    run, qrels = _common_id_types(run, qrels)
+    run, run_keys, run_lo, run_hi = _grouped(run)
+    qrels, qrels_keys, q_lo, q_hi = _grouped(qrels)
+
+    queries, qrels_group, in_run, lo, hi = _aligned(qrels_keys, run_keys, run_lo, run_hi)
+
+    relevance_all = qrels.get_column("relevance").to_numpy()
+    positive = relevance_all > 0
+    cumulative = np.concatenate([[0], np.cumsum(positive)])
+    pos_lo = cumulative[q_lo[qrels_group]]
+    pos_hi = cumulative[q_hi[qrels_group]]
+
+    run_items = run.get_column("item")
+    qrels_items = qrels.get_column("item")
+    scores = run.get_column("score").to_numpy()
+    if score_precision == "float32":
+        scores = scores.astype(np.float32)
+    tie_mode = TIE_MODES[ties]
+    ordered = run_items.dtype == pl.Int64
+    (run_k, run_k2), (qrels_k, qrels_k2) = _item_keys([run_items, qrels_items], lexical=False)
+    if check_qrels:
+        row = kernel.first_duplicate(q_lo, q_hi, qrels_k, qrels_k2)
+        if row >= 0:
+            query, item = qrels.row(int(row))[:2]
+            raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
+    pos_items = qrels_items.filter(pl.Series(positive))
+    match, before, tied, needs_order, status, q, row = kernel.rank_judged(
+        lo, hi, run_k, run_k2, scores, pos_lo, pos_hi, qrels_k[positive], qrels_k2[positive],
+        tie_mode, ordered,
+    )
+    if status == kernel.STATUS_DUPLICATE:
+        raise DataError(
+            f"run ranks item {run_items[int(row)]!r} more than once for query "
+            f"{queries[int(q)]!r}"
+        )
+    if needs_order.any():
+        _rank_in_item_order(
+            np.flatnonzero(needs_order), (lo, hi, run_items, scores),
+            (pos_lo, pos_hi, pos_items), tie_mode, (match, before, tied),
+        )
+
+    return RankedJudgments(
+        queries=queries,
+        in_run=in_run,
+        n_retrieved=hi - lo,
+        pos_lo=pos_lo,
+        pos_hi=pos_hi,
+        relevance=relevance_all[positive],
+        match=match,
+        before=before,
+        tied=tied,
+        unjudged_in_run=len(run_keys) - int(in_run.sum()),
+        run=run,
+        scores=scores,
+        run_lo=run_lo,
+        run_hi=run_hi,
+        tie_mode=tie_mode,
+    )
+
+
+def _checked(frame: pl.DataFrame, columns: tuple[str, ...], what: str, *, value: str):
+    if not isinstance(frame, pl.DataFrame):
+        raise UsageError(f"{what} must be a polars DataFrame, not {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{what} lacks column(s) {', '.join(missing)}; it needs {', '.join(columns)}"
+        )
+    frame = frame.select(columns)
+    if not frame.schema[value].is_numeric():
+        raise DataError(f"{what} column {value!r} must be numeric, not {frame.schema[value]}")
+    frame = frame.with_columns(pl.col(value).cast(pl.Float64))
+    nulls = {c: n for c, n in zip(columns, frame.null_count().row(0)) if n}
+    if nulls:
+        col, n = next(iter(nulls.items()))
+        raise DataError(f"{what} column {col!r} has {n} null value(s)")
+    if value == "score" and frame.select(pl.col("score").is_nan().any()).item():
+        bad = frame.filter(pl.col("score").is_nan()).row(0, named=True)
+        raise DataError(
+            f"run score is NaN for item {bad['item']!r} of query {bad['query']!r}"
+        )
+    return frame
+
+
+def _common_id_types(run: pl.DataFrame, qrels: pl.DataFrame):
+    """Give query and item the same dtype in both frames: integers, else strings."""
+    casts_run, casts_qrels = [], []
+    for col in ("query", "item"):
+        a, b = run.schema[col], qrels.schema[col]
+        if a.is_integer() and b.is_integer():
+            target = pl.Int64
+        elif a == pl.String and b == pl.String:
+            continue
+        else:
+            target = pl.String
+        casts_run.append(pl.col(col).cast(target))
+        casts_qrels.append(pl.col(col).cast(target))
+    try:
+        return run.with_columns(casts_run), qrels.with_columns(casts_qrels)
+    except pl.exceptions.PolarsError as error:
+        raise DataError(f"query and item ids cannot be compared: {error}") from None
+
+
+def _aligned(qrels_keys: pl.Series, run_keys: pl.Series, run_lo, run_hi):
+    """Judged queries in order, their qrels group, and their slice of the run (if any)."""
+    aligned = (
+        pl.DataFrame({"query": qrels_keys, "qrels_group": np.arange(len(qrels_keys))})
+        .join(
+            pl.DataFrame({"query": run_keys, "run_group": np.arange(len(run_keys))}),
+            on="query",
+            how="left",
+        )
+        .sort("query")
+    )
+    run_group = aligned.get_column("run_group").fill_null(-1).to_numpy()
+    in_run = run_group >= 0
+    lo = np.zeros(len(run_group), np.int64)
+    hi = np.zeros(len(run_group), np.int64)
+    lo[in_run] = run_lo[run_group[in_run]]
+    hi[in_run] = run_hi[run_group[in_run]]
+    return (aligned.get_column("query"), aligned.get_column("qrels_group").to_numpy(), in_run,
+            lo, hi)
+
+
+def _grouped(frame: pl.DataFrame):
+    """Make each query's rows contiguous (stable) and return its keys and slices."""
+    runs = frame.get_column("query").rle()
+    values = runs.struct.field("value")
+    if values.is_duplicated().any():
+        frame = frame.sort("query", maintain_order=True)
+        runs = frame.get_column("query").rle()
+        values = runs.struct.field("value")
+    lengths = runs.struct.field("len").to_numpy().astype(np.int64)
+    ends = np.cumsum(lengths)
+    return frame, values, ends - lengths, ends
+
+
+def _rank_in_item_order(queries, run_parts, pos_parts, tie_mode, outputs) -> None:
+    """Rank again, with lexical codes, the queries whose ties need the string ids' order."""
+    lo, hi, run_items, scores = run_parts
+    pos_lo, pos_hi, pos_items = pos_parts
+    match, before, tied = outputs
+    run_rows, sub_lo, sub_hi = _concatenated(lo[queries], hi[queries])
+    pos_rows, sub_pos_lo, sub_pos_hi = _concatenated(pos_lo[queries], pos_hi[queries])
+    (run_codes, _), (pos_codes, _) = _item_keys(
+        [run_items.gather(run_rows), pos_items.gather(pos_rows)], lexical=True
+    )
+    sub_match, sub_before, sub_tied, _, _, _, _ = kernel.rank_judged(
+        sub_lo, sub_hi, run_codes, run_codes, scores[run_rows], sub_pos_lo, sub_pos_hi,
+        pos_codes, pos_codes, tie_mode, True,
+    )
+    match[pos_rows] = np.where(sub_match >= 0, run_rows[np.maximum(sub_match, 0)], -1)
+    before[pos_rows] = sub_before
+    tied[pos_rows] = sub_tied
+
+
+def _concatenated(lo: np.ndarray, hi: np.ndarray):
+    """Rows of the slices ``lo:hi`` one after another, and each slice's place in them."""
+    lengths = hi - lo
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    rows = np.arange(ends[-1] if len(ends) else 0) - np.repeat(starts - lo, lengths)
+    return rows.astype(np.int64), starts, ends
+
+
+def _item_keys(items: list[pl.Series], *, lexical: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Two int64 keys per item for the kernel, for several Series of the same dtype.
+
+    Integer ids are their own (ordered) key. String ids get two independent hashes, or with
+    ``lexical`` their rank in the sorted union of all ids (exact and ordered).
+    """
+    if items[0].dtype == pl.Int64:
+        return [(s.to_numpy(), s.to_numpy()) for s in items]
+    if lexical:
+        vocabulary = pl.concat([s.unique() for s in items]).unique().sort()
+        enum = pl.Enum(vocabulary)
+        codes = [s.cast(enum).to_physical().cast(pl.Int64).to_numpy() for s in items]
+        return [(c, c) for c in codes]
+    return [
+        (s.hash(_HASH_SEEDS[0]).to_numpy().view(np.int64),
+         s.hash(_HASH_SEEDS[1]).to_numpy().view(np.int64))
+        for s in items
+    ]
