@@ -16,6 +16,7 @@ from feco.errors import FecoError
 COMMAND_MODULES = (
     "feco.cli.pipeline",
     "feco.cli.generate",
+    "feco.cli.evaluate",
 )
 
 
