@@ -12,12 +12,14 @@ from datetime import date
 
 import polars as pl
 
+import duckdb
+
 from feco.config import Config, CoverageRule
 from feco.errors import DataError
+from feco.warehouse import sql
 
 GLOBAL = "all"
-UNKNOWN = "unknown"
-_SEGMENT_PREFIX = "__segment_"
+DIMENSIONS = ("product_group", "region", "query_band", "product_age")
 
 STATE_SCHEMA = {
     "ds": pl.Date,
@@ -63,8 +65,7 @@ def compute_states(
     features = config.logs.features
     missing = [f for f in features if f not in sample.columns]
     _check_numeric(sample, [f for f in features if f not in missing])
-    segmented = with_segments(sample, ds=ds, config=config)
-    finest = _count_finest(segmented, config=config, missing=missing, references=references or {})
+    finest = count_finest(sample, ds=ds, config=config, references=references or {})
     states = pl.concat([_roll_up(finest, dims, features) for dims in config.segments.names()])
     status = pl.DataFrame(
         [(ds, f, "missing_column" if f in missing else "ok",
@@ -81,99 +82,84 @@ def _check_numeric(sample: pl.DataFrame, features: list[str]) -> None:
             raise DataError(f"feature column '{feature}' is {dtype}, not numeric")
 
 
-def with_segments(sample: pl.DataFrame, *, ds: date, config: Config) -> pl.DataFrame:
-    """Add one string column per segment dimension (``__segment_<dim>``); nulls read 'unknown'."""
-    columns = config.logs
-    needed = {
-        "product_group": columns.product_group,
-        "region": columns.region,
-        "query_band": columns.query,
-        "product_age": columns.product_first_seen,
-    }
-    used = {d for dims in config.segments.names() for d in dims}
-    for dim in sorted(used):
-        if needed[dim] not in sample.columns:
-            raise DataError(f"segment column '{needed[dim]}' (for {dim}) not in the logs")
-    derived = {
-        "product_group": lambda: pl.col(columns.product_group).cast(pl.String),
-        "region": lambda: pl.col(columns.region).cast(pl.String),
-        "query_band": lambda: _query_band(sample, config=config),
-        "product_age": lambda: _product_age(ds, config=config),
-    }
-    return sample.with_columns(
-        derived[dim]().fill_null(UNKNOWN).alias(_SEGMENT_PREFIX + dim) for dim in sorted(used)
-    )
-
-
-def _query_band(sample: pl.DataFrame, *, config: Config) -> pl.Expr:
-    """Head, torso or tail by the query's share of the day's sampled events."""
-    query, event_id = config.logs.query, config.logs.event_id
-    counts = (
-        sample.select(event_id, query).unique(event_id).group_by(query).len()
-        .sort(["len", query], descending=[True, False], nulls_last=True)
-    )
-    total = counts.get_column("len").sum()
-    share_before = (pl.col("len").cum_sum() - pl.col("len")) / total
-    head = config.segments.head_share
-    bands = counts.select(
-        pl.col(query),
-        pl.when(share_before < head).then(pl.lit("head"))
-        .when(share_before < head + config.segments.torso_share).then(pl.lit("torso"))
-        .otherwise(pl.lit("tail")).alias("band"),
-    )
-    return pl.col(query).replace_strict(
-        bands.get_column(query), bands.get_column("band"), default=None, return_dtype=pl.String
-    )
-
-
-def _product_age(ds: date, *, config: Config) -> pl.Expr:
-    first_seen = pl.col(config.logs.product_first_seen).cast(pl.Date)
-    age_days = (pl.lit(ds) - first_seen).dt.total_days()
-    return (
-        pl.when(first_seen.is_null()).then(pl.lit(None, pl.String))
-        .when(age_days < config.segments.new_product_days).then(pl.lit("new"))
-        .otherwise(pl.lit("established"))
-    )
-
-
-def _count_finest(
-    sample: pl.DataFrame, *, config: Config, missing: list[str], references: dict[str, float]
+def count_finest(
+    sample: pl.DataFrame, *, ds: date, config: Config, references: dict[str, float]
 ) -> pl.DataFrame:
-    keys = ["window", *(c for c in sample.columns if c.startswith(_SEGMENT_PREFIX))]
-    counts = [pl.len().alias("n_rows")]
-    for feature in config.logs.features:
-        if feature in missing:
-            counts += [pl.lit(0, pl.Int64).alias(f"p:{feature}"), pl.lit(0, pl.Int64).alias(f"c:{feature}")]
-            continue
+    """Counts per window and every segment dimension at once (``sql/coverage/finest_counts.sql``).
+
+    One pass over the sample in DuckDB; features travel as v0..vN, so no configured name is
+    ever pasted into SQL, and thresholds are bound parameters. A feature missing from the
+    logs is counted as never present. Columns: window, the four dimensions, n_rows and
+    ``p:<feature>``, ``c:<feature>`` (present and covered counts).
+    """
+    features = config.logs.features
+    canonical = _canonical(sample, config=config)
+    counts, params = [], {}
+    for index, feature in enumerate(features):
         rule = config.coverage.rule_for(feature)
-        present, covered = _indicators(feature, rule, references)
-        counts += [present.sum().alias(f"p:{feature}"), covered.sum().alias(f"c:{feature}")]
-    return sample.group_by(keys).agg(counts)
+        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
+        params[f"t{index}"] = _threshold(feature, rule, references)
+    params |= {"ds": ds, "head_share": config.segments.head_share,
+               "torso_share": config.segments.torso_share, "new_days": config.segments.new_product_days}
+    statement = sql("coverage/finest_counts").replace("{feature_counts}", ",\n       ".join(counts))
+    with duckdb.connect() as conn:
+        conn.register("sample", canonical)
+        finest = conn.sql(statement, params=params).pl()
+    renames = {f"{kind}{i}": f"{kind}:{f}" for i, f in enumerate(features) for kind in "pc"}
+    return finest.rename(renames)
 
 
-def _indicators(feature: str, rule: CoverageRule, references: dict[str, float]):
-    value = pl.col(feature).cast(pl.Float64)
-    present = value.is_not_null() & value.is_not_nan()
-    threshold = rule.threshold
-    if rule.reference is not None:
-        if feature not in references:
-            raise DataError(f"no reference {rule.reference} stored for feature '{feature}'")
-        threshold = references[feature]
-    passes = (value > threshold) if rule.op == ">" else (value != threshold)
-    return present.cast(pl.Int64), (present & passes).cast(pl.Int64)
+def _canonical(sample: pl.DataFrame, *, config: Config) -> pl.DataFrame:
+    """The columns the SQL reads, under fixed names; features as v0..vN with NaN as NULL."""
+    columns = config.logs
+    sources = {"event_id": columns.event_id, "query": columns.query,
+               "product_group": columns.product_group, "region": columns.region,
+               "product_first_seen": columns.product_first_seen}
+    used = {d for dims in config.segments.names() for d in dims}
+    needed = {"query": "query_band", "product_group": "product_group", "region": "region",
+              "product_first_seen": "product_age"}
+    for name, dim in needed.items():
+        if dim in used and sources[name] not in sample.columns:
+            raise DataError(f"segment column '{sources[name]}' (for {dim}) not in the logs")
+    selected = [pl.col("window")]
+    for name, source in sources.items():
+        present = source in sample.columns and (name == "event_id" or needed[name] in used)
+        selected.append(pl.col(source).alias(name) if present else pl.lit(None, pl.String).alias(name))
+    for index, feature in enumerate(config.logs.features):
+        selected.append(_feature_values(sample, feature).alias(f"v{index}"))
+    return sample.select(selected)
+
+
+def _feature_values(sample: pl.DataFrame, feature: str) -> pl.Expr:
+    if feature not in sample.columns:
+        return pl.lit(None, pl.Float32)
+    dtype = sample.schema[feature]
+    if dtype == pl.Boolean or dtype == pl.Null:
+        return pl.col(feature).cast(pl.Float32)
+    if dtype.is_float() and sample.get_column(feature).is_nan().any():
+        return pl.col(feature).fill_nan(None)  # NaN is never present (nor covered)
+    return pl.col(feature)
+
+
+def _threshold(feature: str, rule: CoverageRule, references: dict[str, float]) -> float:
+    if rule.reference is None:
+        return rule.threshold
+    if feature not in references:
+        raise DataError(f"no reference {rule.reference} stored for feature '{feature}'")
+    return references[feature]
 
 
 def _roll_up(finest: pl.DataFrame, dims: tuple[str, ...], features: list[str]) -> pl.DataFrame:
-    columns = [_SEGMENT_PREFIX + d for d in dims]
     sums = [pl.col(c).sum() for c in finest.columns if c == "n_rows" or c[:2] in ("p:", "c:")]
-    grouped = finest.group_by(["window", *columns]).agg(sums)
-    segment_value = pl.concat_str(columns, separator=" x ") if dims else pl.lit(GLOBAL)
+    grouped = finest.group_by(["window", *dims]).agg(sums)
+    segment_value = pl.concat_str(list(dims), separator=" x ") if dims else pl.lit(GLOBAL)
     grouped = grouped.with_columns(
         pl.lit(" x ".join(dims) or GLOBAL).alias("segment_dim"), segment_value.alias("segment_value")
     )
     return pl.concat(
         grouped.select(
-            "window", pl.lit(f).alias("feature"), "segment_dim", "segment_value", "n_rows",
+            pl.col("window").cast(pl.Int16), pl.lit(f).alias("feature"), "segment_dim", "segment_value",
+            pl.col("n_rows").cast(pl.Int64),
             pl.col(f"p:{f}").cast(pl.Int64).alias("n_present"),
             pl.col(f"c:{f}").cast(pl.Int64).alias("n_covered"),
         )

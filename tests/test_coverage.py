@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feco.coverage import compute_states, reference_statistics, with_segments
+from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError
 from logbuilder import make_config, make_events
 
@@ -87,25 +87,42 @@ def test_non_numeric_feature_column_is_a_data_error(tmp_path):
         compute_states(frame, ds=DAY, config=config)
 
 
+def segment_rows(states: pl.DataFrame, dim: str) -> dict[str, int]:
+    rows = states.filter(feature="f_dense", segment_dim=dim).group_by("segment_value").agg(pl.col("n_rows").sum())
+    return dict(rows.iter_rows())
+
+
 def test_query_bands_follow_traffic_share(tmp_path):
     config = make_config(tmp_path)
-    # q_top has 5 of 10 events (50%), q_mid 3 (30%), q_a and q_b 1 each
+    # q_top has 5 of 10 events (50%), q_mid 3 (30%), q_a and q_b 1 each; one row per event
     queries = ["q_top"] * 5 + ["q_mid"] * 3 + ["q_a", "q_b"]
     frame = sample_frame({"f_dense": [1.0] * 10, "f_sparse": [0.0] * 10, "f_signed": [1.0] * 10},
                          query=queries)
-    bands = with_segments(frame, ds=DAY, config=config)
-    by_query = dict(zip(bands["query"], bands["__segment_query_band"]))
-    assert by_query == {"q_top": "head", "q_mid": "torso", "q_a": "tail", "q_b": "tail"}
+    states, _ = compute_states(frame, ds=DAY, config=config)
+    assert segment_rows(states, "query_band") == {"head": 5, "torso": 3, "tail": 2}
+
+
+def test_query_band_counts_events_not_rows(tmp_path):
+    config = make_config(tmp_path)
+    # q_long has one event of 6 rows; q_x, q_y, q_z one row each: by events each query holds
+    # 25%: q_long and q_x start before 50% (head), q_y and q_z before 80% (torso). By rows,
+    # q_long alone would hold 67% and q_z would fall in the tail.
+    frame = sample_frame({"f_dense": [1.0] * 9, "f_sparse": [0.0] * 9, "f_signed": [1.0] * 9},
+                         query=["q_long"] * 6 + ["q_x", "q_y", "q_z"],
+                         event_id=[0] * 6 + [1, 2, 3])
+    states, _ = compute_states(frame, ds=DAY, config=config)
+    assert segment_rows(states, "query_band") == {"head": 7, "torso": 2}
 
 
 def test_product_age_and_unknown_values(tmp_path):
     config = make_config(tmp_path)
     seen = [DAY - timedelta(days=d) for d in (0, 29)] + [DAY - timedelta(days=30), None]
     frame = sample_frame({"f_dense": [1.0] * 4, "f_sparse": [0.0] * 4, "f_signed": [1.0] * 4},
-                         product_first_seen=seen, region=["US", None, "DE", "DE"])
-    segmented = with_segments(frame, ds=DAY, config=config)
-    assert segmented["__segment_product_age"].to_list() == ["new", "new", "established", "unknown"]
-    assert segmented["__segment_region"].to_list() == ["US", "unknown", "DE", "DE"]
+                         product_first_seen=seen, region=["US", None, "DE", "DE"], query=["q1", None, "q1", "q1"])
+    states, _ = compute_states(frame, ds=DAY, config=config)
+    assert segment_rows(states, "product_age") == {"new": 2, "established": 1, "unknown": 1}
+    assert segment_rows(states, "region") == {"US": 1, "unknown": 1, "DE": 2}
+    assert segment_rows(states, "query_band")["unknown"] == 1
 
 
 def test_segment_names_and_crosses(tmp_path):
