@@ -217,7 +217,6 @@ class MissingRule(_Model):
     """The share of NULL/NaN values rose above its baseline (apart from zeros)."""
 
     absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
-    k: Annotated[float, Field(ge=0)] = 3.0
 
 
 class Notify(_Model):

@@ -3,7 +3,7 @@
 1. generate 21 days of logs with injected incidents (skipped when already there),
 2. backfill the first 20 days with the CLI,
 3. run the last day through the Airflow DAG (`dag.test()` under a local AIRFLOW_HOME),
-4. print the largest coverage drops and the SQL to look further.
+4. print the open alerts, the largest coverage drops and the SQL to look further.
 
 Everything lands under var/demo/ (see configs/feco.toml); rerunning is safe and idempotent.
 """
@@ -52,6 +52,9 @@ def main() -> int:
 
     step("4/4", "summary")
     check(feco(["status", "--config", str(CONFIG)]))
+    print()
+    print("\nOpen alerts (feco alerts --since ...; --all shows what is grouped under each):")
+    check(feco(["alerts", "--since", str(START), "--config", str(CONFIG)]))
     print()
     check(feco(["drops", "--since", str(START + timedelta(days=7)), "--limit", "8",
                 "--config", str(CONFIG)]))
