@@ -17,6 +17,7 @@ falls more than 10% below the mean of a reference period, the first 14 days). On
 scored for every method. Prints tables; asserts nothing.
 
     .venv/bin/python bench/alerts_quality.py            # generates once into bench/out/
+    .venv/bin/python bench/alerts_quality.py --redetect # only the alert rules again
 """
 
 from __future__ import annotations
@@ -187,7 +188,12 @@ def _false_alerts(alerts, daily, truth, min_rows) -> tuple[int, int]:
 
 def main() -> None:
     config = prepare()
-    if "--reuse" not in sys.argv:
+    if "--redetect" in sys.argv:  # same samples and states, alert rules again (for tuning)
+        from feco import tasks
+
+        for offset in range(DAYS):
+            tasks.detect(day(offset), config)
+    elif "--reuse" not in sys.argv:
         run_pipeline(config)
     daily, alerts = load(config)
     truth = json.loads((OUT / "logs" / "incidents.json").read_text())["incidents"]

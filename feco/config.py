@@ -196,7 +196,7 @@ class DropRule(_Model):
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
-    k_days: Annotated[float, Field(ge=0)] = 3.0
+    k_days: Annotated[float, Field(ge=0)] = 3.5
     baseline_days: Annotated[int, Field(ge=1)] = 7
     # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
     # weekly pattern, and one bad day among them does not mask the days after it.
@@ -206,10 +206,12 @@ class DropRule(_Model):
 
 
 class DecayRule(_Model):
-    """The moving average has fallen below a frozen reference period's coverage."""
+    """The moving average has fallen below a frozen reference period's coverage by a share, an
+    amount and k standard errors of a 7-day average (from the reference days' spread)."""
 
-    relative: Annotated[float, Field(gt=0, lt=1)] = 0.15
-    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
+    relative: Annotated[float, Field(gt=0, lt=1)] = 0.09
+    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
+    k: Annotated[float, Field(ge=0)] = 3.0
     reference: ReferencePeriod | None = None
 
 

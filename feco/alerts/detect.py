@@ -71,6 +71,8 @@ def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
         "spread_days": config.alerts.drop.spread_days,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
+        "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
+        "min_rows": config.alerts.min_rows,
     })
     # Relative drops of every segment, fired or not, so roll-up can compare siblings.
     return inputs.with_columns(

@@ -19,11 +19,13 @@ class DecayRule:
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.decay
         reference, average = pl.col("reference"), pl.col("coverage_ma7")
-        margin = pl.max_horizontal(reference * rule.relative, pl.lit(rule.absolute))
+        # the average of n days varies by the reference days' sd / sqrt(n)
+        average_error = pl.col("reference_sd").fill_null(0.0) / pl.col("days_in_window").sqrt()
+        margin = pl.max_horizontal(reference * rule.relative, pl.lit(rule.absolute), average_error * rule.k)
         firing = (
             inputs.filter(reference.is_not_null())
             .with_columns(
-                average.alias("observed"), reference.alias("baseline"),
+                average.alias("observed"), reference.alias("baseline"), average_error.alias("std_error"),
                 (reference - margin).alias("threshold"), *drop_columns(average, reference),
             )
             .filter(pl.col("observed") < pl.col("threshold"))

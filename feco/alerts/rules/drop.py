@@ -14,9 +14,9 @@ class DropRule:
     The margins are a relative share of the baseline, an absolute amount, k standard errors
     of the day's value, the error taken from the spread between the day's windows (they are
     clusters; a binomial error over all rows would be far too small), and k_days standard
-    deviations of the previous days' values (day-to-day and weekly variation, which one day's
-    windows cannot show). With ``min_windows`` set, the drop must also show in that many of
-    the day's windows.
+    deviations of the previous normal days' values (day-to-day and weekly variation, which one
+    day's windows cannot show). With ``min_windows`` set, the drop must also show in that many
+    of the day's windows.
     """
 
     name = "drop_vs_moving_average"
