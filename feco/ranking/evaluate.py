@@ -283,19 +283,22 @@ def _evaluate(run, qrels, metrics, conventions: Conventions, catalogue, *, check
         columns[metric.id] = per_query
         values[metric.id] = float(per_query[counted].mean()) if counted.any() else None
 
-    status = np.where(
-        ~ranked.in_run, "missing_in_run", np.where(context.n_relevant == 0, "no_relevant", "ok")
-    )
     per_query = pl.DataFrame(
         {
             "query": ranked.queries,
-            "status": status,
+            "in_run": ranked.in_run,
             "n_retrieved": ranked.n_retrieved,
             "n_relevant": context.n_relevant,
         }
-    ).with_columns(
-        pl.Series(name, np.where(counted, col, np.nan)).fill_nan(None)
-        for name, col in columns.items()
+    ).select(
+        "query",
+        pl.when(~pl.col("in_run")).then(pl.lit("missing_in_run"))
+        .when(pl.col("n_relevant") == 0).then(pl.lit("no_relevant"))
+        .otherwise(pl.lit("ok")).alias("status"),
+        "n_retrieved",
+        "n_relevant",
+        *(pl.Series(name, np.where(counted, col, np.nan)).fill_nan(None)
+          for name, col in columns.items()),
     )
     counts = QueryCounts(
         judged=len(ranked.queries),

@@ -154,7 +154,6 @@ def rank_judgments(
         if row >= 0:
             query, item = qrels.row(int(row))[:2]
             raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
-    pos_items = qrels_items.filter(pl.Series(positive))
     match, before, tied, needs_order, status, q, row = kernel.rank_judged(
         lo, hi, run_k, run_k2, scores, pos_lo, pos_hi, qrels_k[positive], qrels_k2[positive],
         tie_mode, ordered,
@@ -167,7 +166,8 @@ def rank_judgments(
     if needs_order.any():
         _rank_in_item_order(
             np.flatnonzero(needs_order), (lo, hi, run_items, scores),
-            (pos_lo, pos_hi, pos_items), tie_mode, (match, before, tied),
+            (pos_lo, pos_hi, qrels_items.filter(pl.Series(positive))), tie_mode,
+            (match, before, tied),
         )
 
     return RankedJudgments(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from feco.ranking._kernels.sorting import sort_prefix
+
 
 @njit(cache=True)
 def average_precision(pos_lo, pos_hi, match, before, relevant, k, divisors):
@@ -23,10 +25,9 @@ def average_precision(pos_lo, pos_hi, match, before, relevant, k, divisors):
             if match[j] >= 0 and relevant[j] and before[j] < k:
                 buffer[m] = before[j] + 1
                 m += 1
-        ranks = buffer[:m]
-        ranks.sort()
+        sort_prefix(buffer, m)
         total = 0.0
         for i in range(m):
-            total += (i + 1.0) / ranks[i]
+            total += (i + 1.0) / buffer[i]
         out[q] = total / divisors[q]
     return out

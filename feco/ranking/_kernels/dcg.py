@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from feco.ranking._kernels.sorting import sort_prefix
+
 
 @njit(cache=True)
 def run_dcg(pos_lo, pos_hi, match, before, tied, gains, k, discount, discount_cumsum):
@@ -48,10 +50,9 @@ def ideal_dcg(pos_lo, pos_hi, match, gains, k, candidates_only, discount):
             m += 1
         if m == 0:
             continue
-        best = kept[:m]
-        best.sort()
+        sort_prefix(kept, m)
         total = 0.0
         for r in range(min(m, k)):
-            total += best[m - 1 - r] * discount[r]
+            total += kept[m - 1 - r] * discount[r]
         out[q] = total
     return out

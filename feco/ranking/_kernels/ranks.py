@@ -2,7 +2,7 @@
 
 Every metric feco computes is a function of the ranks of the judged items with a positive
 gain, so the run is never sorted as a whole. Per query the kernel puts the run's items in a
-small open-addressing table (which also finds duplicates), looks up each positive judged
+small open-addressing table, at most a quarter full (which also finds duplicates), looks up each positive judged
 item, and counts the items ranked before it (``before``) and the items sharing its score
 (``tied``, itself included, only under tie averaging). With few judged items per query a
 linear count per item is cheaper than a sort; with many, the query is sorted once.
@@ -41,7 +41,7 @@ def _slot(key: int, shift: int) -> int:
 @njit(cache=True)
 def _table_bits(m: int) -> int:
     bits = 3
-    while (1 << bits) < 2 * m:
+    while (1 << bits) < 4 * m:
         bits += 1
     return bits
 
