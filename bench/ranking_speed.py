@@ -1,0 +1,257 @@
+"""Speed of feco.ranking.evaluate against ranx and pytrec_eval, with value agreement.
+
+Builds one random run (``--queries`` x ``--items`` scored items, continuous scores so no tool
+has to break ties) and judgments (20 judged items per query, 15 of them in the run, grades
+0-2, 1% of queries with no relevant item), then times NDCG@10, MRR@10 and MAP@100:
+
+- feco from polars frames, with integer ids and with string ids (the same data), under the
+  ``trec_eval`` preset (equal to the ``ranx`` preset on this data: no ties, no missing query);
+- ranx ``evaluate`` on prebuilt ``Qrels``/``Run`` (numba on one thread; building them is timed
+  apart);
+- pytrec_eval (building the evaluator and evaluating are timed apart; MRR@10 is checked
+  against ``recip_rank`` on the run cut at 10, since trec_eval's MRR has no cut-off).
+
+Every tool runs on one thread (``NUMBA_NUM_THREADS=1``, ``POLARS_MAX_THREADS=1`` unless set).
+Each tool is warmed up on a small input first so JIT compilation is not timed; feco is timed
+best of ``--repeats``, the others once (they take seconds). ranx and pytrec_eval each run in
+a fresh subprocess reading the same data from Parquet, so their Python dicts (several GB at
+full size) never coexist. Prints timings, ratios, and the largest per-query difference
+between feco and each tool.
+
+Usage::
+
+    .venv/bin/python bench/ranking_speed.py [--queries 200000] [--items 100] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("POLARS_MAX_THREADS", "1")
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from feco.ranking import evaluate  # noqa: E402
+
+METRICS = ["ndcg@10", "mrr@10", "map@100"]
+TREC_MEASURES = {"ndcg_cut.10", "map_cut.100", "recip_rank"}
+JUDGED = 20
+JUDGED_IN_RUN = 15
+
+
+def make_data(n_queries: int, n_items: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Integer-id run and judgments; item ids are unique within a query, up to 19 digits."""
+    rng = np.random.default_rng(seed)
+    query = np.repeat(np.arange(n_queries, dtype=np.int64), n_items)
+    slot = np.tile(np.arange(n_items, dtype=np.int64), n_queries)
+    run = pl.DataFrame(
+        {"query": query, "item": _item_id(query, slot), "score": rng.random(query.size)}
+    )
+    # Judged slots: 15 drawn among the run's items, 5 beyond them (judged, never retrieved).
+    in_run = np.argsort(rng.random((n_queries, n_items)), axis=1)[:, :JUDGED_IN_RUN]
+    beyond = n_items + np.arange(JUDGED - JUDGED_IN_RUN)
+    slots = np.concatenate([in_run, np.broadcast_to(beyond, (n_queries, beyond.size))], axis=1)
+    judged_query = np.repeat(np.arange(n_queries, dtype=np.int64), JUDGED)
+    relevance = rng.integers(0, 3, judged_query.size)
+    relevance[np.repeat(rng.random(n_queries) < 0.01, JUDGED)] = 0
+    qrels = pl.DataFrame(
+        {"query": judged_query, "item": _item_id(judged_query, slots.ravel()),
+         "relevance": relevance}
+    )
+    return run, qrels
+
+
+def _item_id(query: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """Unique within a query and scattered like real ids: an odd multiplier is a bijection
+    modulo 2^63, so consecutive ids do not hash into a collision-free pattern."""
+    base = (query * 1009 + slot * 7919).astype(np.uint64)
+    return ((base * np.uint64(0x9E3779B97F4A7C15)) & np.uint64(2**63 - 1)).astype(np.int64)
+
+
+def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(
+        pl.format("q{}", "query").alias("query"), pl.format("d{}", "item").alias("item")
+    )
+
+
+def as_dicts(frame: pl.DataFrame, value: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for (query,), group in frame.group_by("query", maintain_order=True):
+        out[query] = dict(zip(group.get_column("item").to_list(), group.get_column(value).to_list()))
+    return out
+
+
+def best_of(repeats: int, fn):
+    times, result = [], None
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def run_pytrec_eval(folder: Path) -> dict[str, float]:
+    """Worker: time pytrec_eval on the saved data and save its per-query values."""
+    import pytrec_eval
+
+    qrels_s = pl.read_parquet(folder / "qrels.parquet")
+    run_s = pl.read_parquet(folder / "run.parquet")
+    small_q = as_dicts(qrels_s.head(200), "relevance")
+    pytrec_eval.RelevanceEvaluator(small_q, TREC_MEASURES).evaluate(as_dicts(run_s.head(1000), "score"))
+    start = time.perf_counter()
+    qrels_d, run_d = as_dicts(qrels_s, "relevance"), as_dicts(run_s, "score")
+    t_dicts = time.perf_counter() - start
+    top10 = as_dicts(
+        run_s.sort(["query", "score"], descending=[False, True])
+        .group_by("query", maintain_order=True).head(10),
+        "score",
+    )
+    del run_s, qrels_s
+    gc.collect()
+    start = time.perf_counter()
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels_d, TREC_MEASURES)
+    t_build = time.perf_counter() - start
+    start = time.perf_counter()
+    values = evaluator.evaluate(run_d)
+    t_eval = time.perf_counter() - start
+    del evaluator, run_d
+    gc.collect()
+    # trec_eval's recip_rank has no cut-off: MRR@10 is checked on the run cut at 10.
+    rr = pytrec_eval.RelevanceEvaluator(qrels_d, {"recip_rank"}).evaluate(top10)
+    queries = list(values)
+    pl.DataFrame({
+        "query": queries,
+        "ndcg@10": [values[q]["ndcg_cut_10"] for q in queries],
+        "mrr@10": [rr[q]["recip_rank"] for q in queries],
+        "map@100": [values[q]["map_cut_100"] for q in queries],
+    }).write_parquet(folder / "pytrec_eval.parquet")
+    return {"build": t_build, "evaluate": t_eval, "dicts": t_dicts}
+
+
+def run_ranx(folder: Path) -> dict[str, float]:
+    """Worker: time ranx (one numba thread) on the saved data and save its per-query values."""
+    import ranx
+
+    qrels_s = pl.read_parquet(folder / "qrels.parquet")
+    run_s = pl.read_parquet(folder / "run.parquet")
+    ranx.evaluate(ranx.Qrels(as_dicts(qrels_s.head(200), "relevance")),
+                  ranx.Run(as_dicts(run_s.head(1000), "score")), METRICS, threads=1)
+    qrels_d, run_d = as_dicts(qrels_s, "relevance"), as_dicts(run_s, "score")
+    del run_s, qrels_s
+    gc.collect()
+    start = time.perf_counter()
+    qrels, run = ranx.Qrels(qrels_d), ranx.Run(run_d)
+    t_build = time.perf_counter() - start
+    del qrels_d, run_d
+    gc.collect()
+    start = time.perf_counter()
+    ranx.evaluate(qrels, run, METRICS, threads=1)
+    t_eval = time.perf_counter() - start
+    queries = list(run.scores[METRICS[0]])
+    pl.DataFrame(
+        {"query": queries, **{m: [run.scores[m][q] for q in queries] for m in METRICS}}
+    ).write_parquet(folder / "ranx.parquet")
+    return {"build": t_build, "evaluate": t_eval}
+
+
+def in_subprocess(worker: str, folder: Path) -> dict[str, float]:
+    """Run a worker in a fresh interpreter so each tool's memory is released after it."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", worker, "--folder", str(folder)],
+        check=True, capture_output=True, text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def max_diff_frames(ours: pl.DataFrame, theirs: pl.DataFrame, metric: str) -> float:
+    joined = ours.select("query", metric).join(
+        theirs.select("query", pl.col(metric).alias("theirs")), on="query", how="full"
+    )
+    if joined.height != ours.height or joined.get_column("theirs").null_count():
+        return float("inf")
+    return joined.select((pl.col(metric) - pl.col("theirs")).abs().max()).item()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=200_000)
+    parser.add_argument("--items", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", choices=("pytrec_eval", "ranx"), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker = run_pytrec_eval if args.worker == "pytrec_eval" else run_ranx
+        print(json.dumps(worker(args.folder)))
+        return
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; "
+          f"NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}, "
+          f"POLARS_MAX_THREADS={os.environ['POLARS_MAX_THREADS']}")
+    print(f"data: {args.queries:,} queries x {args.items} scored items "
+          f"= {args.queries * args.items:,} run rows; {JUDGED} judged items per query")
+
+    small_run, small_qrels = make_data(50, 20, args.seed + 1)  # warm-up: JIT, first calls
+    for pair in ((small_run, small_qrels), (as_strings(small_run), as_strings(small_qrels))):
+        evaluate(*pair, metrics=METRICS, conventions="trec_eval")
+
+    run, qrels = make_data(args.queries, args.items, args.seed)
+    t_int, _ = best_of(args.repeats, lambda: evaluate(run, qrels, metrics=METRICS,
+                                                      conventions="trec_eval"))
+    run, qrels = as_strings(run), as_strings(qrels)
+    t_str, ours = best_of(args.repeats, lambda: evaluate(run, qrels, metrics=METRICS,
+                                                         conventions="trec_eval"))
+    ours_ranx = evaluate(run, qrels, metrics=METRICS, conventions="ranx")
+
+    with tempfile.TemporaryDirectory(prefix="feco-bench-") as tmp:
+        folder = Path(tmp)
+        run.write_parquet(folder / "run.parquet")
+        qrels.write_parquet(folder / "qrels.parquet")
+        del run, qrels
+        gc.collect()
+        trec = in_subprocess("pytrec_eval", folder)
+        rx = in_subprocess("ranx", folder)
+        trec_values = pl.read_parquet(folder / "pytrec_eval.parquet")
+        ranx_values = pl.read_parquet(folder / "ranx.parquet")
+
+    print()
+    print(f"{'tool':<46}{'seconds':>9}{'/ feco int ids':>16}{'/ feco string ids':>19}")
+    rows = [
+        ("feco  evaluate, int ids (polars frames)", t_int),
+        ("feco  evaluate, string ids (polars frames)", t_str),
+        ("ranx  evaluate (prebuilt Qrels/Run)", rx["evaluate"]),
+        ("ranx  building Qrels/Run from dicts", rx["build"]),
+        ("pytrec_eval  evaluate", trec["evaluate"]),
+        ("pytrec_eval  building the evaluator", trec["build"]),
+        ("pytrec_eval  evaluator + evaluate", trec["build"] + trec["evaluate"]),
+        ("(python dicts that ranx/pytrec_eval take)", trec["dicts"]),
+    ]
+    for name, seconds in rows:
+        print(f"{name:<46}{seconds:>9.3f}{seconds / t_int:>15.1f}x{seconds / t_str:>18.1f}x")
+    print()
+    print("largest per-query difference from feco (string ids):")
+    for metric in METRICS:
+        print(f"  {metric:<9} pytrec_eval vs trec_eval preset "
+              f"{max_diff_frames(ours.per_query, trec_values, metric):.1e}   "
+              f"ranx vs ranx preset {max_diff_frames(ours_ranx.per_query, ranx_values, metric):.1e}")
+    means = {m: round(v, 6) for m, v in ours.metrics.items()}
+    print(f"means (feco, trec_eval preset): {means} over {ours.queries.evaluated:,} queries "
+          f"({ours.queries.no_relevant:,} without a relevant item, scored 0 as trec_eval does)")
+
+
+if __name__ == "__main__":
+    main()
