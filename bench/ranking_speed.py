@@ -30,20 +30,20 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("POLARS_MAX_THREADS", "1")
 
-import argparse  # noqa: E402
-import gc  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import gc
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
+import numpy as np
+import polars as pl
 
-from feco.ranking import evaluate  # noqa: E402
+from feco.ranking import evaluate
 
 METRICS = ["ndcg@10", "mrr@10", "map@100"]
 TREC_MEASURES = {"ndcg_cut.10", "map_cut.100", "recip_rank"}
@@ -91,6 +91,12 @@ def as_dicts(frame: pl.DataFrame, value: str) -> dict[str, dict[str, float]]:
     for (query,), group in frame.group_by("query", maintain_order=True):
         out[query] = dict(zip(group.get_column("item").to_list(), group.get_column(value).to_list()))
     return out
+
+
+def time_feco(run: pl.DataFrame, qrels: pl.DataFrame, repeats: int):
+    """Best time of ``repeats`` evaluations under the trec_eval preset, and the last result."""
+    return best_of(repeats, lambda: evaluate(run, qrels, metrics=METRICS,
+                                             conventions="trec_eval"))
 
 
 def best_of(repeats: int, fn):
@@ -209,12 +215,11 @@ def main() -> None:
     for pair in ((small_run, small_qrels), (as_strings(small_run), as_strings(small_qrels))):
         evaluate(*pair, metrics=METRICS, conventions="trec_eval")
 
-    run, qrels = make_data(args.queries, args.items, args.seed)
-    t_int, _ = best_of(args.repeats, lambda: evaluate(run, qrels, metrics=METRICS,
-                                                      conventions="trec_eval"))
-    run, qrels = as_strings(run), as_strings(qrels)
-    t_str, ours = best_of(args.repeats, lambda: evaluate(run, qrels, metrics=METRICS,
-                                                         conventions="trec_eval"))
+    int_run, int_qrels = make_data(args.queries, args.items, args.seed)
+    t_int, _ = time_feco(int_run, int_qrels, args.repeats)
+    run, qrels = as_strings(int_run), as_strings(int_qrels)
+    del int_run, int_qrels
+    t_str, ours = time_feco(run, qrels, args.repeats)
     ours_ranx = evaluate(run, qrels, metrics=METRICS, conventions="ranx")
 
     with tempfile.TemporaryDirectory(prefix="feco-bench-") as tmp:

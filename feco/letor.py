@@ -30,7 +30,7 @@ def read_letor(
     *,
     feature_names: FeatureNames | None = None,
     n_features: int | None = None,
-    dtype: type[pl.Float64] | type[pl.Float32] = pl.Float64,
+    dtype: type[pl.Float64 | pl.Float32] = pl.Float64,
 ) -> pl.DataFrame:
     """Read one or more LETOR/svmlight files into one frame.
 

@@ -16,7 +16,7 @@ import polars as pl
 
 from feco.errors import DataError, UsageError
 from feco.ranking.conventions import Conventions, resolve
-from feco.ranking.metrics import Context, Metric, check_supported, parse_metrics
+from feco.ranking.metrics import Context, check_supported, parse_metrics
 from feco.ranking.metrics import coverage as coverage_family
 from feco.ranking.ranked import RankedJudgments, rank_judgments
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import numpy as np
 import polars as pl
@@ -508,7 +508,7 @@ def _cutoff_value(cutoff, dtype: pl.DataType):
         cutoff = datetime(cutoff.year, cutoff.month, cutoff.day)
     if dtype.is_integer():
         if isinstance(cutoff, datetime):
-            aware = cutoff if cutoff.tzinfo else cutoff.replace(tzinfo=timezone.utc)
+            aware = cutoff if cutoff.tzinfo else cutoff.replace(tzinfo=UTC)
             return math.floor(aware.timestamp())
         return int(cutoff)
     if dtype == pl.Datetime or dtype == pl.Date:

@@ -2,9 +2,10 @@
 
 Every metric feco computes is a function of the ranks of the judged items with a positive
 gain, so the run is never sorted as a whole. Per query the kernel puts the run's items in a
-small open-addressing table, at most a quarter full (which also finds duplicates), looks up each positive judged
-item, and counts the items ranked before it (``before``) and the items sharing its score
-(``tied``, itself included, only under tie averaging). With few judged items per query a
+small open-addressing table kept at most a quarter full (real ids hash like random keys, and
+fuller tables mispredict in the probe loops), which also finds duplicates; it looks up each
+positive judged item and counts the items ranked before it (``before``) and the items sharing
+its score (``tied``, itself included, only under tie averaging). With few judged items per query a
 linear count per item is cheaper than a sort; with many, the query is sorted once.
 
 Items are identified by two int64 keys. Integer ids are their own first key, which also

@@ -184,8 +184,13 @@ _REGISTRY: dict[str, tuple[Definition, ModuleType]] = {}
 
 def _definitions() -> dict[str, tuple[Definition, ModuleType]]:
     if not _REGISTRY:
-        from feco.ranking.metrics import average_precision, coverage, cutoff, dcg
-        from feco.ranking.metrics import reciprocal_rank
+        from feco.ranking.metrics import (
+            average_precision,
+            coverage,
+            cutoff,
+            dcg,
+            reciprocal_rank,
+        )
 
         for module in (cutoff, dcg, reciprocal_rank, average_precision, coverage):
             for definition in module.DEFINITIONS:
