@@ -1,7 +1,6 @@
 import math
 from datetime import date, timedelta
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
