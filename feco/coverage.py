@@ -19,7 +19,6 @@ from feco.errors import DataError
 from feco.warehouse import sql
 
 GLOBAL = "all"
-DIMENSIONS = ("product_group", "region", "query_band", "product_age")
 
 STATE_SCHEMA = {
     "ds": pl.Date,
