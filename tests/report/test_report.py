@@ -1,0 +1,164 @@
+"""The HTML report: every image it links exists, and each section renders when the warehouse
+has its data and is skipped with a note when it does not."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from feco.cli import main as feco
+from feco.errors import UsageError
+from feco.report import write_report
+from feco.warehouse import create_schema
+
+REPO = Path(__file__).resolve().parents[2]
+START = date(2026, 3, 1)
+DAYS = 12
+FEATURES = ["eng_ctr", "meta_rating", "text_bm25"]
+ALWAYS = ("coverage", "heatmap", "cold-start", "regions", "alerts")
+RANKER = ("ndcg", "importance", "coverage-drop")
+
+
+def _states(ds: date, day: int) -> list[tuple]:
+    """Coverage counts for one day: eng_ctr drops on day 9 in DE; region BR starts on day 5."""
+    rows = []
+    segments = [("all", "all", 1000), ("region", "US", 600), ("region", "DE", 400),
+                ("product_age", "new", 200), ("product_age", "established", 800)]
+    if day >= 5:
+        segments.append(("region", "BR", 100 + 20 * day))
+    for feature, base in zip(FEATURES, (0.5, 0.9, 0.97)):
+        for dim, value, n in segments:
+            share = base - (0.3 if dim == "product_age" and value == "new" and feature == "eng_ctr" else 0)
+            if feature == "eng_ctr" and day == 9 and value in ("DE", "all"):
+                share -= 0.4 if value == "DE" else 0.16
+            rows.append((ds, 0, feature, dim, value, n, n, round(n * share)))
+    return rows
+
+
+@pytest.fixture
+def warehouse(tmp_path) -> Path:
+    path = tmp_path / "feco.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        create_schema(conn, moving_average_days=7)
+        for day in range(DAYS):
+            conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             _states(START + timedelta(days=day), day))
+        conn.execute(
+            "INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
+            "baseline, threshold, drop_abs, drop_rel, severity, status, n_rows, detail) VALUES "
+            "(?, 'a1', 'eng_ctr', 'region', 'DE', 'drop_vs_moving_average', 0.1, 0.5, 0.45, 0.4, 0.8, "
+            "'critical', 'open', 400, 'eng_ctr fell in DE')", [START + timedelta(days=9)])
+    return path
+
+
+def _page(out: Path) -> str:
+    return (out / "index.html").read_text(encoding="utf-8")
+
+
+def _status(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<section id="([^"]+)" data-status="(\w+)"', page))
+
+
+def _assert_images_exist(out: Path, page: str) -> None:
+    sources = re.findall(r'<img src="([^"]+)"', page)
+    assert sources, "the page shows no image"
+    for source in sources:
+        assert not source.startswith(("/", "http")), f"{source} is not beside the page"
+        assert (out / source).is_file() and (out / source).stat().st_size > 1000, source
+
+
+def test_sections_from_the_pipeline_tables_render_and_ranker_ones_are_skipped(warehouse, tmp_path):
+    out = tmp_path / "report"
+    page_path = write_report(warehouse, out)
+    page = _page(out)
+    status = _status(page)
+    assert page_path == out / "index.html"
+    assert all(status[key] == "rendered" for key in ALWAYS), status
+    assert all(status[key] == "skipped" for key in (*RANKER, "sampling-study")), status
+    assert page.count("No ranker results yet") == 3
+    _assert_images_exist(out, page)
+    # features with alerts come first; the alert row carries its numbers
+    assert "eng_ctr fell in DE" in page and "<td>80.0</td>" in page
+    assert "BR (from 03-06)" not in page  # legends live in the PNG, not the HTML
+    assert "eng_ctr" in re.search(r"largest coverage gap[^<]*", page).group(0)
+
+
+def test_an_unknown_heatmap_dimension_is_a_usage_error(warehouse, tmp_path):
+    with pytest.raises(UsageError, match="query_band"):
+        write_report(warehouse, tmp_path / "r", segment_dim="query_band")
+
+
+def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
+    with duckdb.connect(str(warehouse)) as conn:
+        conn.execute("INSERT INTO sampling_study VALUES "
+                     "(?, 'windows', 8, 100, 800, 9000, 20000, 0.1, 0.4, 1.2, 2), "
+                     "(?, 'windows', 16, 100, 1600, 18000, 40000, 0.2, 0.3, 0.6, 2), "
+                     "(?, 'random', 8, 100, 800, 9100, 500000, 0.9, 0.3, 1.1, 2)", [START] * 3)
+        _ranker_tables(conn)
+    out = tmp_path / "report"
+    write_report(warehouse, out)
+    page = _page(out)
+    status = _status(page)
+    assert all(status[key] == "rendered" for key in (*ALWAYS, *RANKER, "sampling-study")), status
+    _assert_images_exist(out, page)
+    assert "<td>40,000</td>" in page  # rows read of the 16-window configuration
+
+
+def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
+    """A few rows in the ranker's own tables (created by its sql/schema/2x files)."""
+    days = [START + timedelta(days=d) for d in range(DAYS)]
+    daily = pl.DataFrame({"ds": days, "run_id": ["ref"] * DAYS, "segment_dim": ["all"] * DAYS,
+                          "segment_value": ["all"] * DAYS, "queries": [120] * DAYS,
+                          "queries_evaluated": [100] * DAYS, "queries_no_relevant": [20] * DAYS,
+                          "ndcg4_sum": [60.0] * DAYS, "ndcg8_sum": [65.0] * DAYS})
+    runs = ["ref"] * 3 + ["x:baseline"] * 3 + ["x:retrain:eng_ctr:0.05:1"] * 3
+    importance = pl.DataFrame({"run_id": runs, "feature": FEATURES * 3,
+                               "gain": [1.0] * 9, "gain_share": [1 / 3] * 9, "shap": [1.0] * 9,
+                               "shap_share": [0.5, 0.3, 0.2] * 2 + [0.3, 0.4, 0.3],
+                               "shap_rank": [1, 2, 3] * 2 + [2, 1, 3]})
+    cells = pl.DataFrame({
+        "experiment_id": ["x", "x"], "run_id": ["x:retrain:eng_ctr:0.05:1", "x:test:eng_ctr:0.05:1"],
+        "dataset": ["mq2008"] * 2, "fold": [1, 1], "mode": ["retrain", "test"], "feature": ["eng_ctr"] * 2,
+        "role": ["top"] * 2, "baseline_rank": [1, 1], "baseline_shap_share": [0.5] * 2,
+        "baseline_gain_share": [0.3] * 2, "reduction": [0.05, 0.05], "seed": [1, 1],
+        "coverage_test_before": [0.5, 0.5], "coverage_test_after": [0.475, 0.475],
+        "ndcg4": [0.58, 0.57], "ndcg8": [0.63, 0.62], "d_ndcg4": [-0.02, -0.03], "d_ndcg8": [-0.02, -0.03]})
+    for name, frame in (("ranker_daily", daily), ("feature_importance", importance),
+                        ("coverage_drop_results", cells)):
+        conn.register(f"{name}_rows", frame.to_arrow())
+        conn.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}_rows")
+
+
+def test_cli_writes_the_report_and_prints_its_path(warehouse, tmp_path, capsys):
+    out = tmp_path / "r"
+    code = feco(["report", "--out", str(out), "--warehouse", str(warehouse), "--segment-dim", "all"])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+
+
+def test_cli_names_a_missing_warehouse_in_one_line(tmp_path, capsys):
+    code = feco(["report", "--out", str(tmp_path / "r"), "--warehouse", str(tmp_path / "none.duckdb")])
+    assert code == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+DEMO = REPO / "var" / "demo" / "feco.duckdb"
+
+
+@pytest.mark.skipif(not DEMO.exists(), reason="no demo warehouse: run `make demo` first")
+def test_demo_warehouse_report(tmp_path):
+    out = tmp_path / "demo"
+    try:
+        write_report(DEMO, out)
+    except Exception as error:  # a demo run holding the file for writing is not a failure here
+        if "in use" in str(error):
+            pytest.skip("the demo warehouse is being written")
+        raise
+    page = _page(out)
+    assert all(_status(page)[key] == "rendered" for key in ALWAYS)
+    _assert_images_exist(out, page)
