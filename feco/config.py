@@ -241,6 +241,34 @@ class Alerts(_Model):
     notify: Notify = Field(default_factory=Notify)
 
 
+def _default_lightgbm_params() -> dict[str, float | int | str]:
+    return {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 31,
+            "min_data_in_leaf": 20, "feature_fraction": 0.9, "bagging_fraction": 0.8,
+            "bagging_freq": 1, "lambdarank_truncation_level": 20, "num_threads": 2,
+            "seed": 1, "deterministic": True, "force_col_wise": True, "verbose": -1}
+
+
+class Ranker(_Model):
+    """The reference LightGBM lambdarank model: parameters, training period, artifacts."""
+
+    params: dict[str, float | int | str | bool] = Field(default_factory=_default_lightgbm_params)
+    num_boost_round: Annotated[int, Field(ge=1)] = 500
+    early_stopping_rounds: Annotated[int, Field(ge=1)] = 30
+    # Trained on the sampled days before the training date; the last days validate.
+    reference_days: Annotated[int, Field(ge=2)] = 14
+    validation_days: Annotated[int, Field(ge=1)] = 2
+    models: Path = Path("models")
+    shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
+    segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _validation_inside_reference(self) -> Ranker:
+        if self.validation_days >= self.reference_days:
+            raise ValueError("validation_days must be fewer than reference_days")
+        return self
+
+
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
     paths: Paths
@@ -249,6 +277,7 @@ class Config(_Model):
     coverage: Coverage = Field(default_factory=Coverage)
     segments: Segments = Field(default_factory=Segments)
     alerts: Alerts = Field(default_factory=Alerts)
+    ranker: Ranker = Field(default_factory=Ranker)
     source: Path = Field(default=Path("<memory>"), exclude=True)
 
     @model_validator(mode="after")
@@ -304,7 +333,8 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
     alerts = config.alerts.model_copy(update={"notify": notify})
-    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts})
+    ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
+    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts, "ranker": ranker})
 
 
 def _describe(error: ValidationError) -> str:

@@ -1,0 +1,70 @@
+"""The coverage-drop experiment on a small slice of MQ2008 Fold1, stored in the warehouse."""
+
+import duckdb
+import polars as pl
+import pytest
+
+from feco.config import Ranker
+from feco.errors import DataError
+from feco.ranker.datasets import Split, default_root, load_split
+from feco.ranker.experiment import Grid, Training, importance_shift, run_coverage_drop, table1
+from feco.ranker.store import store_experiment
+from feco.warehouse import create_schema
+
+pytestmark = pytest.mark.skipif(not (default_root() / "mq2008" / "S1.txt").exists(),
+                                reason="MQ2008 not in ../shared/data/ltr")
+
+
+@pytest.fixture(scope="module")
+def result():
+    full = load_split("mq2008", 1)
+    small = Split("mq2008", 1, full.train.head(1500), full.valid.head(500), full.test.head(600), full.features)
+    grid = Grid(top_k=1, low_k=1, reductions=(0.05, 1.0), seeds=(1, 2), shap_sample_rows=200)
+    return run_coverage_drop(small, grid=grid, training=Training(Ranker().params, num_boost_round=15,
+                                                                 early_stopping_rounds=5))
+
+
+def test_mq2008_fold1_split_follows_the_readme():
+    split = load_split("mq2008", 1)
+    assert (split.train.height, split.valid.height, split.test.height) == (9630, 2707, 2874)
+    assert len(split.features) == 46
+    with pytest.raises(DataError):
+        load_split("mq2008", 1, root=default_root() / "nowhere")
+
+
+def test_every_cell_is_recorded_with_measured_coverage_and_deltas(result):
+    cells = result.cells
+    assert cells.height == 2 * 2 * 2 * 2  # modes x features x shares x seeds
+    assert set(cells["role"]) == {"top", "low"}
+    full = cells.filter(reduction=1.0)
+    assert (full["coverage_test_after"] == 0).all()
+    five = cells.filter(reduction=0.05)
+    assert ((five["coverage_test_after"] / five["coverage_test_before"]).round(2) == 0.95).all()
+    assert cells.filter(mode="test")["coverage_train_after"].is_null().all()
+    assert cells.filter(mode="retrain")["coverage_train_after"].is_not_null().all()
+    base = result.model_runs.filter(kind="coverage_drop:baseline").row(0, named=True)
+    row = cells.row(0, named=True)
+    assert row["d_ndcg8"] == pytest.approx(row["ndcg8"] - base["ndcg8"])
+    assert base["ndcg8_lightgbm"] > base["ndcg8"]  # queries with no relevant document score 1 there
+    # Removing a feature from the test set entirely changes nothing for seeds: spread is 0.
+    assert table1(cells).filter(pl.col("reduction") == 1.0)["ndcg@8"].str.ends_with("± 0.0").all()
+
+
+def test_importances_are_kept_per_run_and_the_shift_is_readable(result):
+    runs = result.model_runs.height
+    assert result.importance.height == runs * 46
+    top = result.cells.filter(role="top")["feature"][0]
+    shift = importance_shift(result, feature=top, reduction=0.05)
+    assert shift["feature"][0] == top and shift["shap_share_after"].is_not_null().all()
+
+
+def test_storing_an_experiment_twice_leaves_the_same_rows(result):
+    conn = duckdb.connect()
+    create_schema(conn, moving_average_days=7)
+    store_experiment(conn, result)
+    first = {t: conn.sql(f"SELECT * FROM {t} ORDER BY ALL").pl() for t in
+             ("model_runs", "feature_importance", "coverage_drop_results", "coverage_drop_correlations")}
+    store_experiment(conn, result)
+    for table, rows in first.items():
+        assert conn.sql(f"SELECT * FROM {table} ORDER BY ALL").pl().equals(rows), table
+    assert first["coverage_drop_correlations"].filter(scope="grid", y="ndcg8").height == 2
