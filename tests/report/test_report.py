@@ -131,6 +131,8 @@ def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
     for name, frame in (("ranker_daily", daily), ("feature_importance", importance),
                         ("coverage_drop_results", cells)):
         conn.register(f"{name}_rows", frame.to_arrow())
+        # The ranker's schema files create these tables; without them, the frames define them.
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM {name}_rows LIMIT 0")
         conn.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}_rows")
 
 
