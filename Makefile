@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-all bench clean
+.PHONY: install demo test test-all bench clean report-check
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ test: $(INSTALLED)
 
 test-all: $(INSTALLED)
 	$(BIN)/python -m pytest -q
+
+report-check: $(INSTALLED)
+	$(BIN)/python scripts/check_report.py var/demo/report
 
 bench: $(INSTALLED)
 	$(BIN)/python bench/sampling_speed.py

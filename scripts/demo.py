@@ -67,6 +67,7 @@ Look further with SQL (the warehouse is {config.paths.warehouse}):
   .venv/bin/feco query "SELECT ds, round(100*coverage, 1) AS pct, round(100*missing_share, 1) AS missing_pct FROM feco_daily WHERE feature = 'meta_rating' AND segment_dim = 'all' ORDER BY ds"
   .venv/bin/feco query "SELECT * FROM sample_windows WHERE ds = DATE '{last}'"
 """)
+    check(feco(["report", "--out", str(config.paths.warehouse.parent / "report"), "--config", str(CONFIG), "--cold-start-features", "eng_ctr_7d,eng_ctr_30d,eng_views_7d,eng_atc_rate_30d"]))
     return 0
 
 

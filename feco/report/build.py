@@ -55,7 +55,7 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     sections = [
         _trends(data, out, colours),
         _heatmap(data, out),
-        _cold_start(data, out, chosen, colours, min_rows),
+        _cold_start(data, out, chosen, colours, min_rows, chosen_by_gap=not cold_start_features),
         _regions(data, out, chosen, min_rows),
         *ranker.sections(data.ranker, data.coverage, out, colours=colours, missing=NO_RANKER),
         _alerts(data),
@@ -105,7 +105,8 @@ def _largest_gap(product_age: pl.DataFrame, *, count: int) -> list[str]:
             .sort("gap", descending=True).head(count).get_column("feature").to_list())
 
 
-def _cold_start(data: ReportData, out: Path, features: list[str], colours: dict, min_rows: int) -> Section:
+def _cold_start(data: ReportData, out: Path, features: list[str], colours: dict, min_rows: int, *,
+                chosen_by_gap: bool) -> Section:
     title = "Cold start: new versus established products"
     if not features:
         return Section("cold-start", title, skipped="No product-age segments in the warehouse.")
@@ -113,9 +114,10 @@ def _cold_start(data: ReportData, out: Path, features: list[str], colours: dict,
         data.product_age, out, features=features, name="cold_start.png", colours=colours,
         min_rows=min_rows, title="Coverage for new (first seen < 30 days) and established products")
     return Section("cold-start", title, images=[(image, "new versus established products")],
-                   text=f"The features with the largest coverage gap between established and new "
-                        f"products ({', '.join(features)}): engagement signals need history, so new "
-                        f"products start without them (the FeCo paper's Figure 3).")
+                   text=("The features with the largest coverage gap between established and new "
+                         "products" if chosen_by_gap else "Chosen features")
+                        + f" ({', '.join(features)}): engagement signals need history, so new "
+                          f"products start without them (the FeCo paper's Figure 3).")
 
 
 def _regions(data: ReportData, out: Path, features: list[str], min_rows: int) -> Section:
