@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 DPI = 100
 ALERT_COLOUR = "#d62728"
@@ -174,6 +175,9 @@ def study_curve(study: pl.DataFrame, out: Path, *, target_points: float = 0.5) -
         ax.axhline(target_points, color="grey", linestyle=":", label=f"{target_points:g}-point target")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.5, not 5×10⁻¹
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
         ax.set_xlabel(label)
         ax.set_ylabel("largest |sampled − full-day coverage| (points)")
         ax.grid(True, which="major", alpha=0.3)
