@@ -1,4 +1,4 @@
-"""feco_daily: sample a day of search logs, count feature coverage, publish, detect, notify.
+"""feco_daily: sample a day of search logs, count coverage, publish, score, detect, notify.
 
 Thin on purpose: each task imports feco inside its body and calls the same function as the
 CLI (`feco run`), with the run's logical date. Parsing this file imports only the standard
@@ -52,6 +52,12 @@ def feco_daily():
         return tasks.publish(ds, CONFIG)
 
     @task
+    def score(ds: str | None = None) -> dict:
+        from feco import tasks
+
+        return tasks.score(ds, CONFIG)
+
+    @task
     def detect(ds: str | None = None) -> dict:
         from feco import tasks
 
@@ -65,7 +71,7 @@ def feco_daily():
         connection = load_config(CONFIG).alerts.notify.airflow_connection
         return tasks.notify(ds, CONFIG, webhook_url=_webhook_url(connection) if connection else None)
 
-    sample() >> coverage() >> publish() >> detect() >> notify()
+    sample() >> coverage() >> publish() >> score() >> detect() >> notify()
 
 
 def _webhook_url(connection_id: str) -> str:

@@ -1,7 +1,7 @@
 """The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
 
 Each step takes the logical date and the config (a loaded one, or a path) and is idempotent:
-sample → coverage → publish. Steps hand over through files in the day's sample folder, so a
+sample → coverage → publish → score → detect. Steps hand over through files in the day's sample folder, so a
 scheduler can retry any step alone.
 """
 
@@ -82,13 +82,27 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
 
 
+def score(ds: date | str, config: Config | str | None = None) -> dict:
+    """Score the day's sample with the reference ranker valid on it; without one, nothing."""
+    from feco.ranker.daily import score_day
+
+    ds, config = as_date(ds), as_config(config)
+    return score_day(ds, config)
+
+
 def detect(ds: date | str, config: Config | str | None = None) -> dict:
-    """Run the alert rules on the published day and replace its alerts."""
+    """Run the alert rules on the published day and replace its alerts.
+
+    Severity weighs each drop by the feature's importance in the ranker that scored the day,
+    and the text gives the day's measured NDCG@8 change, when a ranker is known.
+    """
     from feco.alerts import detect_alerts
+    from feco.ranker.store import importance_shares, ndcg_changes
 
     ds, config = as_date(ds), as_config(config)
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
-        alerts = detect_alerts(conn, ds, config=config, importance=None)
+        alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
+                               ndcg_change=ndcg_changes(conn, ds))
         publish_day(conn, ds, {"alerts": alerts})
     open_alerts = alerts.filter(pl.col("status") == "open")
     return {"ds": ds.isoformat(), "open": open_alerts.height, "grouped": alerts.filter(pl.col("status") == "grouped").height,
@@ -106,11 +120,11 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
 
 
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
-    """Sample, count, publish and detect one day; deliver its alerts unless told not to."""
+    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
     ds, config = as_date(ds), as_config(config)
     sample(ds, config)
     coverage(ds, config)
-    result = publish(ds, config) | {"alerts": detect(ds, config)}
+    result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)
     return result

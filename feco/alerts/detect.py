@@ -29,12 +29,15 @@ def detect_alerts(
     *,
     config: Config,
     importance: dict[str, float] | None = None,
+    ndcg_change: dict[tuple[str, str], float] | None = None,
 ) -> pl.DataFrame:
     """Every alert that fires on ``ds``, rolled up, with severity and a readable detail.
 
     History rules (drop, decay) wait until ``alerts.warmup_days`` days of history exist;
     floor and missing rules run from the first day. Segments with fewer than
     ``alerts.min_rows`` sampled rows raise no coverage alert: they get one 'low_volume' row.
+    ``ndcg_change`` maps (segment_dim, segment_value) to the day's measured NDCG@8 change;
+    a coverage alert's detail states it when known.
 
     Examples
     --------
@@ -61,7 +64,7 @@ def detect_alerts(
             pl.when(pl.col("rule") == "low_volume").then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
         ),
     ])
-    return _finish(rolled, ds, importance, n_features=len(config.logs.features))
+    return _finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features))
 
 
 def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
@@ -100,14 +103,17 @@ def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:
     return alerts.with_columns(pl.Series("alert_id", ids, dtype=pl.String))
 
 
-def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None, *, n_features: int) -> pl.DataFrame:
-    importance = importance or {}
+def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
+            ndcg_change: dict[tuple[str, str], float], *, n_features: int) -> pl.DataFrame:
     rows = []
     for row in alerts.iter_rows(named=True):
-        share = importance.get(row["feature"]) if importance else None
+        # A model that does not use a feature gives it share 0, not "unknown".
+        share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
+        change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
+        detail = describe(row) + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else "")
         row |= {"ds": ds, "importance": share,
                 "severity": severity(row["rule"], row["drop_rel"], share, n_features),
-                "detail": describe(row)}
+                "detail": detail}
         rows.append(row)
     schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
               "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "feco.cli.pipeline",
     "feco.cli.generate",
     "feco.cli.evaluate",
+    "feco.cli.ranker",
     "feco.cli.report",
 )
 
