@@ -150,12 +150,13 @@ def rank_judgments(
     ordered = run_items.dtype == pl.Int64
     (run_k, run_k2), (qrels_k, qrels_k2) = _item_keys([run_items, qrels_items], lexical=False)
     if check_qrels:
-        row = kernel.first_duplicate(q_lo, q_hi, qrels_k, qrels_k2)
+        row = kernel.first_duplicate(*read_only(q_lo, q_hi, qrels_k, qrels_k2))
         if row >= 0:
             query, item = qrels.row(int(row))[:2]
             raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
     match, before, tied, needs_order, status, q, row = kernel.rank_judged(
-        lo, hi, run_k, run_k2, scores, pos_lo, pos_hi, qrels_k[positive], qrels_k2[positive],
+        *read_only(lo, hi, run_k, run_k2, scores, pos_lo, pos_hi, qrels_k[positive],
+                   qrels_k2[positive]),
         tie_mode, ordered,
     )
     if status == kernel.STATUS_DUPLICATE:
@@ -266,6 +267,18 @@ def _grouped(frame: pl.DataFrame):
     return frame, values, ends - lengths, ends
 
 
+def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays, marked read-only (in place, no copy).
+
+    numba compiles one version of a kernel per argument type, and a read-only array (what
+    polars hands out without copying) is a different type from a writable one; passing all
+    inputs read-only keeps one compiled version per score dtype.
+    """
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
 def _rank_in_item_order(queries, run_parts, pos_parts, tie_mode, outputs) -> None:
     """Rank again, with lexical codes, the queries whose ties need the string ids' order."""
     lo, hi, run_items, scores = run_parts
@@ -277,8 +290,9 @@ def _rank_in_item_order(queries, run_parts, pos_parts, tie_mode, outputs) -> Non
         [run_items.gather(run_rows), pos_items.gather(pos_rows)], lexical=True
     )
     sub_match, sub_before, sub_tied, _, _, _, _ = kernel.rank_judged(
-        sub_lo, sub_hi, run_codes, run_codes, scores[run_rows], sub_pos_lo, sub_pos_hi,
-        pos_codes, pos_codes, tie_mode, True,
+        *read_only(sub_lo, sub_hi, run_codes, run_codes, scores[run_rows], sub_pos_lo,
+                   sub_pos_hi, pos_codes, pos_codes),
+        tie_mode, True,
     )
     match[pos_rows] = np.where(sub_match >= 0, run_rows[np.maximum(sub_match, 0)], -1)
     before[pos_rows] = sub_before
