@@ -203,11 +203,11 @@ def _cutoffs(text: str) -> list[int]:
 def _metric_table(columns: dict[str, dict[str, float | None]]) -> str:
     metrics = list(next(iter(columns.values())))
     width = max(len("metric"), *(len(m) for m in metrics))
-    heads = [f"{name:>12}" for name in columns]
-    lines = [f"{'metric':<{width}}" + "".join(heads)]
+    cells = {name: max(10, len(name)) + 2 for name in columns}
+    lines = [f"{'metric':<{width}}" + "".join(f"{n:>{cells[n]}}" for n in columns)]
     for metric in metrics:
-        cells = "".join(f"{_number(values[metric]):>12}" for values in columns.values())
-        lines.append(f"{metric:<{width}}{cells}")
+        row = "".join(f"{_number(values[metric]):>{cells[n]}}" for n, values in columns.items())
+        lines.append(f"{metric:<{width}}{row}")
     return "\n".join(lines)
 
 
