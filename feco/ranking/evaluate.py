@@ -78,7 +78,17 @@ class Evaluation:
     catalogue: dict[str, int] | None = None
 
     def summary(self) -> pl.DataFrame:
-        """One row per metric: value and the counts and policies behind it."""
+        """One row per metric: value and the counts and policies behind it.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from feco.ranking import evaluate
+        >>> run = pl.DataFrame({"query": [1, 2], "item": [1, 1], "score": [1.0, 1.0]})
+        >>> qrels = pl.DataFrame({"query": [1, 2], "item": [1, 2], "relevance": [1, 0]})
+        >>> evaluate(run, qrels, metrics=["mrr"]).summary().row(0)
+        ('mrr', 1.0, 1, 1, 'exclude', 0, 'zero')
+        """
         c = self.conventions
         return pl.DataFrame(
             {
@@ -94,7 +104,18 @@ class Evaluation:
         )
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict: ``metrics``, ``queries``, ``conventions`` (and ``catalogue``)."""
+        """A JSON-ready dict: ``metrics``, ``queries``, ``conventions`` (and ``catalogue``).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from feco.ranking import evaluate
+        >>> run = pl.DataFrame({"query": [1], "item": [1], "score": [1.0]})
+        >>> qrels = pl.DataFrame({"query": [1, 2], "item": [1, 1], "relevance": [1, 1]})
+        >>> out = evaluate(run, qrels, metrics=["mrr"], conventions="trec_eval").to_dict()
+        >>> out["metrics"], out["queries"]["missing_in_run"], out["conventions"]["preset"]
+        ({'mrr': 1.0}, 1, 'trec_eval')
+        """
         out: dict[str, object] = {
             "metrics": dict(self.metrics),
             "queries": {
@@ -124,6 +145,16 @@ class Evaluation:
         polars.DataFrame
             ``segment``, ``judged``, ``evaluated``, ``no_relevant``, ``missing_in_run``, then
             the mean of every per-query metric.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from feco.ranking import evaluate
+        >>> run = pl.DataFrame({"query": [1, 2], "item": [1, 1], "score": [1.0, 1.0]})
+        >>> qrels = pl.DataFrame({"query": [1, 2], "item": [1, 2], "relevance": [1, 1]})
+        >>> segments = pl.DataFrame({"query": [1, 2], "segment": ["new", "old"]})
+        >>> evaluate(run, qrels, metrics=["mrr"]).by(segments).select("segment", "mrr").rows()
+        [('new', 1.0), ('old', 0.0)]
         """
         if not {"query", "segment"} <= set(segments.columns):
             raise UsageError("segments need columns 'query' and 'segment'")

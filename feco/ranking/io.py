@@ -63,7 +63,16 @@ def read_trec_run(path: str | Path) -> pl.DataFrame:
 
 
 def read_qrels(path: str | Path) -> pl.DataFrame:
-    """Read judgments from Parquet (columns ``query, item, relevance``) or a TREC qrels file."""
+    """Read judgments from Parquet (columns ``query, item, relevance``) or a TREC qrels file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, polars as pl
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.parquet"
+    >>> pl.DataFrame({"query": [1], "item": [9], "relevance": [2], "note": ["x"]}).write_parquet(path)
+    >>> read_qrels(path).columns
+    ['query', 'item', 'relevance']
+    """
     path = Path(path)
     if path.suffix == ".parquet":
         return _read_parquet(path, ("query", "item", "relevance"))
@@ -71,7 +80,16 @@ def read_qrels(path: str | Path) -> pl.DataFrame:
 
 
 def read_run(path: str | Path) -> pl.DataFrame:
-    """Read a run from Parquet (columns ``query, item, score``) or a TREC run file."""
+    """Read a run from Parquet (columns ``query, item, score``) or a TREC run file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> _ = path.write_text("q1 Q0 d1 1 0.5 tag\\n")
+    >>> read_run(path).rows()
+    [('q1', 'd1', 0.5)]
+    """
     path = Path(path)
     if path.suffix == ".parquet":
         return _read_parquet(path, ("query", "item", "score"))

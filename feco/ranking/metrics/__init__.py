@@ -166,7 +166,18 @@ def parse_metrics(spec: str | Sequence[str]) -> list[Metric]:
 
 
 def check_supported(metric: Metric, conventions: Conventions) -> None:
-    """Refuse a metric that the conventions leave undefined, naming the conflict."""
+    """Refuse a metric that the conventions leave undefined, naming the conflict.
+
+    Examples
+    --------
+    >>> from feco.ranking import Conventions
+    >>> from feco.ranking.metrics import check_supported, parse_metric
+    >>> check_supported(parse_metric("ndcg@5"), Conventions.preset("sklearn"))
+    >>> check_supported(parse_metric("mrr@5"), Conventions.preset("sklearn"))
+    Traceback (most recent call last):
+    ...
+    feco.errors.UsageError: mrr@5 has no tie-averaged definition; use ties other than 'average' (preset 'sklearn')
+    """
     if conventions.ties == "average" and not metric.definition.averages_ties:
         raise UsageError(
             f"{metric.id} has no tie-averaged definition; use ties other than 'average' "
