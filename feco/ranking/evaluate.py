@@ -302,12 +302,13 @@ def _evaluate(run, qrels, metrics, conventions: Conventions, catalogue, *, check
 
     values: dict[str, float | None] = {}
     columns: dict[str, np.ndarray] = {}
-    catalogue_info = None
+    items = catalogue_info = None
     for metric in parsed:
         if not metric.definition.per_query:
-            items = _catalogue(catalogue, run, qrels, ranked)
+            if items is None:
+                items = _catalogue(catalogue, run, qrels, ranked)
+                catalogue_info = {"size": items.len(), "queries": len(ranked.run_lo)}
             values[metric.id] = coverage_family.compute_run(metric, ranked, items)
-            catalogue_info = {"size": items.len(), "queries": len(ranked.run_lo)}
             continue
         raw = metric.family.compute(metric, context)
         per_query = np.where(context.n_relevant == 0, fill, raw)
