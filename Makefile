@@ -31,6 +31,7 @@ report-check: $(INSTALLED)
 bench: $(INSTALLED)
 	$(BIN)/python bench/sampling_speed.py
 	$(BIN)/python bench/coverage_speed.py
+	$(BIN)/python bench/ranker_speed.py
 
 clean:
 	rm -rf var/demo bench/out

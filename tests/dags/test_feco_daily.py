@@ -47,7 +47,7 @@ def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
     """)
     facts = json.loads(out)
     assert facts["errors"] == {}
-    assert facts["tasks"] == ["sample", "coverage", "publish", "detect", "notify"]
+    assert facts["tasks"] == ["sample", "coverage", "publish", "score", "detect", "notify"]
     assert facts["max_active_runs"] == 1
     assert min(facts["retries"]) >= 1
     assert facts["tags"] == ["feco"]
