@@ -167,7 +167,7 @@ def rank_judgments(
     if needs_order.any():
         _rank_in_item_order(
             np.flatnonzero(needs_order), (lo, hi, run_items, scores),
-            (pos_lo, pos_hi, qrels_items.filter(pl.Series(positive))), tie_mode,
+            (pos_lo, pos_hi, qrels_items, np.flatnonzero(positive)), tie_mode,
             (match, before, tied),
         )
 
@@ -282,12 +282,12 @@ def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
 def _rank_in_item_order(queries, run_parts, pos_parts, tie_mode, outputs) -> None:
     """Rank again, with lexical codes, the queries whose ties need the string ids' order."""
     lo, hi, run_items, scores = run_parts
-    pos_lo, pos_hi, pos_items = pos_parts
+    pos_lo, pos_hi, qrels_items, positive_rows = pos_parts
     match, before, tied = outputs
     run_rows, sub_lo, sub_hi = _concatenated(lo[queries], hi[queries])
     pos_rows, sub_pos_lo, sub_pos_hi = _concatenated(pos_lo[queries], pos_hi[queries])
     (run_codes, _), (pos_codes, _) = _item_keys(
-        [run_items.gather(run_rows), pos_items.gather(pos_rows)], lexical=True
+        [run_items.gather(run_rows), qrels_items.gather(positive_rows[pos_rows])], lexical=True
     )
     sub_match, sub_before, sub_tied, _, _, _, _ = kernel.rank_judged(
         *read_only(sub_lo, sub_hi, run_codes, run_codes, scores[run_rows], sub_pos_lo,
