@@ -170,3 +170,33 @@ def test_lightgbm_preset_matches_lightgbm_map_without_ties(seed: int) -> None:
     result = evaluate_labelled(frame, metrics=[f"map@{k}" for k in ks], conventions="lightgbm")
     for k in ks:
         assert result.metrics[f"map@{k}"] == pytest.approx(expected[f"map@{k}"], abs=1e-9)
+
+
+def test_lightgbm_preset_matches_a_trained_rankers_validation_ndcg_on_mq2008(data_dir) -> None:
+    from feco.letor import group_sizes, read_letor
+
+    folder = data_dir / "ltr/mq2008"
+    train = read_letor([folder / f"S{i}.txt" for i in (1, 2, 3)])
+    test = read_letor(folder / "S5.txt")
+    features = [c for c in test.columns if c.startswith("f")]
+
+    def dataset(frame, **kwargs):
+        return lightgbm.Dataset(frame.select(features).to_numpy(),
+                                label=frame.get_column("label").to_numpy(),
+                                group=group_sizes(frame), **kwargs)
+
+    train_set = dataset(train)
+    history: dict = {}
+    booster = lightgbm.train(
+        {"objective": "lambdarank", "metric": "ndcg", "eval_at": [4, 8], "verbose": -1,
+         "num_leaves": 15, "num_threads": 1},
+        train_set, 20, valid_sets=[dataset(test, reference=train_set)], valid_names=["test"],
+        callbacks=[lightgbm.record_evaluation(history)],
+    )
+    scored = test.with_columns(score=booster.predict(test.select(features).to_numpy()))
+    ours = evaluate_labelled(scored, metrics=["ndcg@4", "ndcg@8"], conventions="lightgbm")
+    for metric in ("ndcg@4", "ndcg@8"):
+        assert ours.metrics[metric] == pytest.approx(history["test"][metric][-1], abs=1e-9)
+    assert ours.queries.no_relevant > 0  # scored 1 by LightGBM, excluded by feco's default
+    default = evaluate_labelled(scored, metrics=["ndcg@4"], item="docid")
+    assert default.queries.evaluated == ours.queries.evaluated - ours.queries.no_relevant
