@@ -207,11 +207,12 @@ class DropRule(_Model):
 
 class DecayRule(_Model):
     """The moving average has fallen below a frozen reference period's coverage by a share, an
-    amount and k standard errors of a 7-day average (from the reference days' spread)."""
+    amount and k standard errors of the difference of the two averages (from the reference
+    days' spread)."""
 
     relative: Annotated[float, Field(gt=0, lt=1)] = 0.09
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
-    k: Annotated[float, Field(ge=0)] = 3.0
+    k: Annotated[float, Field(ge=0)] = 2.5
     reference: ReferencePeriod | None = None
 
 

@@ -1,9 +1,11 @@
 """`make demo`: the FeCo pipeline end to end on generated search logs.
 
 1. generate 21 days of logs with injected incidents (skipped when already there),
-2. backfill the first 20 days with the CLI,
-3. run the last day through the Airflow DAG (`dag.test()` under a local AIRFLOW_HOME),
-4. print the open alerts, the largest coverage drops and the SQL to look further.
+2. backfill the first 10 days with the CLI, then train the reference ranker on them,
+3. backfill the next 10 days (now also scored by the ranker: NDCG@4/8 per day),
+4. run the last day through the Airflow DAG (`dag.test()` under a local AIRFLOW_HOME),
+5. print the open alerts, NDCG per day, the largest coverage drops and the SQL to look
+   further, and write the HTML report.
 
 Everything lands under var/demo/ (see configs/feco.toml); rerunning is safe and idempotent.
 """
@@ -40,21 +42,30 @@ def main() -> int:
 
     config = load_config(CONFIG)
     last = START + timedelta(days=DAYS - 1)
-    step("1/4", f"search logs for {START} to {last} in {config.paths.logs}")
+    step("1/5", f"search logs for {START} to {last} in {config.paths.logs}")
     generate(config.paths.logs, feco)
 
-    step("2/4", f"backfill {START} to {last - timedelta(days=1)} with the CLI")
-    check(feco(["backfill", "--start", str(START), "--end", str(last - timedelta(days=1)),
+    trained = START + timedelta(days=10)
+    step("2/5", f"backfill {START} to {trained - timedelta(days=1)}, then train the reference ranker")
+    check(feco(["backfill", "--start", str(START), "--end", str(trained - timedelta(days=1)),
+                "--config", str(CONFIG)]))
+    check(feco(["train-ranker", "--ds", str(trained), "--config", str(CONFIG)]))
+
+    step("3/5", f"backfill {trained} to {last - timedelta(days=1)}, scored by the ranker")
+    check(feco(["backfill", "--start", str(trained), "--end", str(last - timedelta(days=1)),
                 "--config", str(CONFIG)]))
 
-    step("3/4", f"the last day, {last}, through the Airflow DAG feco_daily")
+    step("4/5", f"the last day, {last}, through the Airflow DAG feco_daily")
     run_dag(last, config.paths.warehouse.parent / "airflow")
 
-    step("4/4", "summary")
+    step("5/5", "summary")
     check(feco(["status", "--config", str(CONFIG)]))
-    print()
     print("\nOpen alerts (feco alerts --since ...; --all shows what is grouped under each):")
     check(feco(["alerts", "--since", str(START), "--config", str(CONFIG)]))
+    print("\nNDCG@8 of the reference ranker per day (all traffic and region DE, where eng_ctr_7d broke):")
+    check(feco(["query", "SELECT ds, segment_value, round(ndcg8, 4) AS ndcg8, round(ndcg8_change, 4) AS "
+                "change_vs_previous_days FROM ranker_daily_ndcg WHERE segment_dim = 'all' OR segment_value = 'DE' "
+                "ORDER BY segment_value, ds", "--config", str(CONFIG)]))
     print()
     check(feco(["drops", "--since", str(START + timedelta(days=7)), "--limit", "8",
                 "--config", str(CONFIG)]))
@@ -67,7 +78,9 @@ Look further with SQL (the warehouse is {config.paths.warehouse}):
   .venv/bin/feco query "SELECT ds, round(100*coverage, 1) AS pct, round(100*missing_share, 1) AS missing_pct FROM feco_daily WHERE feature = 'meta_rating' AND segment_dim = 'all' ORDER BY ds"
   .venv/bin/feco query "SELECT * FROM sample_windows WHERE ds = DATE '{last}'"
 """)
-    check(feco(["report", "--out", str(config.paths.warehouse.parent / "report"), "--config", str(CONFIG), "--cold-start-features", "eng_ctr_7d,eng_ctr_30d,eng_views_7d,eng_atc_rate_30d"]))
+    report = config.paths.warehouse.parent / "report"
+    check(feco(["report", "--out", str(report), "--config", str(CONFIG),
+                "--cold-start-features", "eng_ctr_7d,eng_ctr_30d,eng_views_7d,eng_atc_rate_30d"]))
     return 0
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 FIXED = {"below_floor": "critical", "missing_column": "critical", "missing_values": "high",
          "volume_drop": "high", "low_volume": "info"}
 TIERS = ((0.5, "critical"), (0.25, "high"), (0.10, "medium"))
-# A feature with less than this share of an average feature's importance barely moves ranking.
-UNUSED_WEIGHT = 0.1
+# A feature with less than a quarter of an average feature's importance barely moves ranking.
+UNUSED_WEIGHT = 0.25
 MAX_WEIGHT = 2.0
 
 

@@ -17,7 +17,7 @@
 --     hide its second);
 --   coverage_ma7 (trailing average including ds), days_in_window;
 --   reference (mean daily coverage over the reference days with at least $min_rows rows),
---     reference_sd.
+--     reference_sd, reference_days.
 WITH day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
            n_covered / nullif(n_rows, 0) AS coverage
@@ -55,7 +55,8 @@ history AS (
 reference AS (
     SELECT feature, segment_dim, segment_value,
            CASE WHEN count(*) >= $ref_min_days THEN avg(coverage) END AS reference,
-           stddev_samp(coverage) AS reference_sd
+           stddev_samp(coverage) AS reference_sd,
+           count(*) AS reference_days
     FROM feco_daily
     WHERE ds BETWEEN $ref_start AND $ref_end AND n_rows >= $min_rows
     GROUP BY feature, segment_dim, segment_value
@@ -67,7 +68,7 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        history.baseline_missing,
        history.baseline_sd,
        moving.coverage_ma7, moving.days_in_window,
-       reference.reference, reference.reference_sd
+       reference.reference, reference.reference_sd, reference.reference_days
 FROM feco_daily AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
 JOIN feco_ma7 AS moving

@@ -18,7 +18,7 @@ def inputs(**columns) -> pl.DataFrame:
                 "observed": 0.5, "missing_share": 0.0, "windows": 8, "std_error": 0.01,
                 "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0,
                 "baseline_days": 7, "baseline_missing": 0.0, "coverage_ma7": 0.5, "days_in_window": 7,
-                "reference": 0.5, "reference_sd": 0.0}
+                "reference": 0.5, "reference_sd": 0.0, "reference_days": 7}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}

@@ -19,8 +19,10 @@ class DecayRule:
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.decay
         reference, average = pl.col("reference"), pl.col("coverage_ma7")
-        # the average of n days varies by the reference days' sd / sqrt(n)
-        average_error = pl.col("reference_sd").fill_null(0.0) / pl.col("days_in_window").sqrt()
+        # both averages are of few days: the difference of a mean of n days and a mean of m
+        # reference days varies by the day-to-day sd * sqrt(1/n + 1/m)
+        average_error = pl.col("reference_sd").fill_null(0.0) * (
+            1 / pl.col("days_in_window") + 1 / pl.col("reference_days")).sqrt()
         margin = pl.max_horizontal(reference * rule.relative, pl.lit(rule.absolute), average_error * rule.k)
         firing = (
             inputs.filter(reference.is_not_null())
