@@ -7,6 +7,7 @@ scheduler can retry any step alone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from datetime import date, datetime, timedelta, timezone
@@ -17,6 +18,7 @@ import polars as pl
 from feco.config import Config, load_config
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError, UsageError
+from feco.locking import run_lock
 from feco.sampling import partition_dir, read_sample, sample_day, write_sample
 from feco.warehouse import named_query, open_for_write, publish_day
 
@@ -37,17 +39,29 @@ def as_config(config: Config | str | os.PathLike | None) -> Config:
     return config if isinstance(config, Config) else load_config(config)
 
 
+def exclusive(step):
+    """Run a step under the warehouse's run lock (see feco.locking), with ds and config parsed."""
+
+    @functools.wraps(step)
+    def locked(ds: date | str, config: Config | str | None = None, **options):
+        ds, config = as_date(ds), as_config(config)
+        with run_lock(config.paths.warehouse):
+            return step(ds, config, **options)
+
+    return locked
+
+
+@exclusive
 def sample(ds: date | str, config: Config | str | None = None) -> dict:
     """Sample the day's windows and write them under the samples folder."""
-    ds, config = as_date(ds), as_config(config)
     rows, windows = sample_day(ds, config)
     write_sample(ds, rows, windows, config.paths.samples)
     return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows.height}
 
 
+@exclusive
 def coverage(ds: date | str, config: Config | str | None = None) -> dict:
     """Count coverage states from the day's sample and stage them beside it."""
-    ds, config = as_date(ds), as_config(config)
     rows, _ = read_sample(ds, config.paths.samples)
     states, status = compute_states(rows, ds=ds, config=config, references=references(config))
     day = partition_dir(config.paths.samples, ds)
@@ -57,9 +71,9 @@ def coverage(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
 
 
+@exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day's rows in the warehouse with the staged sample summary and states."""
-    ds, config = as_date(ds), as_config(config)
     day = partition_dir(config.paths.samples, ds)
     staged = {name: day / name for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
     absent = [str(p) for p in staged.values() if not p.exists()]
@@ -82,14 +96,15 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
 
 
+@exclusive
 def score(ds: date | str, config: Config | str | None = None) -> dict:
     """Score the day's sample with the reference ranker valid on it; without one, nothing."""
     from feco.ranker.daily import score_day
 
-    ds, config = as_date(ds), as_config(config)
     return score_day(ds, config)
 
 
+@exclusive
 def detect(ds: date | str, config: Config | str | None = None) -> dict:
     """Run the alert rules on the published day and replace its alerts.
 
@@ -99,7 +114,6 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     from feco.alerts import detect_alerts
     from feco.ranker.store import importance_shares, ndcg_changes
 
-    ds, config = as_date(ds), as_config(config)
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
@@ -109,19 +123,19 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
             "by_severity": dict(open_alerts.group_by("severity").len().iter_rows())}
 
 
+@exclusive
 def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
            echo=print) -> dict:
     """Deliver open alerts not delivered yet (this day's and pending ones from days before)."""
     from feco.alerts.notify import notify_alerts
 
-    ds, config = as_date(ds), as_config(config)
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
         return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
 
 
+@exclusive
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
     """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
-    ds, config = as_date(ds), as_config(config)
     sample(ds, config)
     coverage(ds, config)
     result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
@@ -131,8 +145,9 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
 
 
 def config_digest(config: Config) -> str:
-    """A short digest of everything that changes computed results."""
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
+    """A short digest of everything that changes computed results (not where files live)."""
+    settings = config.model_dump_json(exclude={"paths": True, "alerts": {"notify"}, "ranker": {"models"}})
+    return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
 def references(config: Config) -> dict[str, float]:

@@ -7,6 +7,8 @@ a query can neither write nor read arbitrary files.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from contextlib import contextmanager
 from datetime import date
@@ -113,6 +115,39 @@ def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None
     """Run one statement with bound parameters and return its result as a polars frame."""
     relation = conn.sql(text, params=params or None)
     return relation.pl() if relation is not None else pl.DataFrame()
+
+
+def fetch_interruptibly(conn: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame:
+    """``fetch`` that Ctrl-C cancels at once: the query runs on a cursor in a worker thread and
+    SIGINT interrupts that cursor, then surfaces as KeyboardInterrupt. (Call it from the main
+    thread: only that one may set signal handlers.)"""
+    cursor = conn.cursor()
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            outcome["frame"] = fetch(cursor, text)
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller below
+            outcome["error"] = error
+
+    def interrupt(signum, frame) -> None:
+        outcome["interrupted"] = True
+        cursor.interrupt()
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    worker = threading.Thread(target=work, daemon=True)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        cursor.close()
+    if outcome.get("interrupted"):
+        raise KeyboardInterrupt
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["frame"]
 
 
 def named_query(conn: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:

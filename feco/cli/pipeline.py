@@ -145,12 +145,12 @@ def _query(args: argparse.Namespace) -> int:
     import duckdb
 
     from feco.tasks import as_config
-    from feco.warehouse import fetch, open_read_only
+    from feco.warehouse import fetch_interruptibly, open_read_only
 
     config = as_config(args.config)
     with open_read_only(config.paths.warehouse) as conn:
         try:
-            frame = fetch(conn, args.sql)
+            frame = fetch_interruptibly(conn, args.sql)
         except duckdb.Error as error:
             raise UsageError(_refusal(error)) from None
     _print_frame(frame, args.format)
