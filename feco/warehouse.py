@@ -98,13 +98,21 @@ def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.
     unknown = set(tables) - set(DAY_TABLES)
     if unknown:
         raise ValueError(f"not day tables: {sorted(unknown)}")
+    replace_rows(conn, [(table, "ds = $ds", {"ds": ds}, frame) for table, frame in tables.items()])
+
+
+def replace_rows(conn: duckdb.DuckDBPyConnection,
+                 replacements: list[tuple[str, str, dict, pl.DataFrame]]) -> None:
+    """In one transaction, for each (table, condition, params, rows): delete the rows that
+    match the condition (a fixed SQL text with bound params), then insert the new rows."""
     conn.execute("BEGIN TRANSACTION")
     try:
-        for table, frame in tables.items():
-            conn.execute(f"DELETE FROM {quote(table)} WHERE ds = $ds", {"ds": ds})
-            conn.register("incoming", frame.to_arrow())
-            conn.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM incoming")
-            conn.unregister("incoming")
+        for table, condition, params, frame in replacements:
+            conn.execute(f"DELETE FROM {quote(table)} WHERE {condition}", params)
+            if frame.height:
+                conn.register("incoming", frame.to_arrow())
+                conn.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM incoming")
+                conn.unregister("incoming")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import textwrap
+
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -61,3 +64,19 @@ def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned typ
     }
     raw.update(sections)
     return parse_config(raw, source=tmp / "feco.toml")
+
+
+def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_per_window: int = 5) -> Path:
+    """A feco.toml in ``folder`` over its logs/, samples/ and feco.duckdb, for CLI and DAG tests."""
+    path = folder / "feco.toml"
+    path.write_text(textwrap.dedent(f"""
+        [paths]
+        logs = "logs"
+        samples = "samples"
+        warehouse = "feco.duckdb"
+        [logs]
+        features = {json.dumps(features)}
+        [sampling]
+        events_per_window = {events_per_window}
+    """))
+    return path

@@ -1,13 +1,12 @@
 """The pipeline CLI: one clear line on errors, progress on backfill, a read-only query surface."""
 
 import json
-import textwrap
 from datetime import date, timedelta
 
 import pytest
 
 from feco.cli import main
-from logbuilder import FEATURES, make_events, write_logs
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 START = date(2026, 3, 1)
 
@@ -17,18 +16,7 @@ def config_file(tmp_path):
     for i in range(4):
         if i != 2:
             write_logs(tmp_path / "logs", make_events(START + timedelta(days=i), events=1500, seed=i))
-    path = tmp_path / "feco.toml"
-    path.write_text(textwrap.dedent(f"""
-        [paths]
-        logs = "logs"
-        samples = "samples"
-        warehouse = "feco.duckdb"
-        [logs]
-        features = {json.dumps(FEATURES)}
-        [sampling]
-        events_per_window = 5
-    """))
-    return str(path)
+    return str(write_config_file(tmp_path))
 
 
 def test_run_then_query_in_every_format(config_file, capsys):

@@ -7,6 +7,8 @@ import sys
 import time
 from datetime import date, timedelta
 
+from feco.cli.options import date_argument
+
 _EPILOG = """\
 incident spec (--incident, repeatable):
   feature=NAME,start=YYYY-MM-DD,days=N,share=S[,kind=zero|null][,shape=step|decay][,segment=DIM:VALUE]
@@ -38,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="root folder of the logs")
-    parser.add_argument("--start", required=True, type=_date, help="first day, YYYY-MM-DD (UTC)")
+    parser.add_argument("--start", required=True, type=date_argument, help="first day, YYYY-MM-DD (UTC)")
     parser.add_argument("--days", required=True, type=int, help="number of days")
     parser.add_argument(
         "--events-per-day",
@@ -57,19 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--new-region-launch",
-        type=_date,
+        type=date_argument,
         metavar="DATE",
         help="first day of BR traffic (default: start + days // 3); give it to "
         "generate one period in several runs",
     )
     parser.set_defaults(handler=_generate_logs)
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY-MM-DD)") from None
 
 
 def _generate_logs(args: argparse.Namespace) -> int:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from datetime import date, timedelta
 
+from feco.cli.options import config_option, date_argument, print_frame
 from feco.errors import DataError, UsageError
 
 
@@ -17,8 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Sample one day's logs, count coverage states and publish them to the "
                     "warehouse, replacing that day's rows (rerunning a day is safe).",
     )
-    run.add_argument("--ds", required=True, type=_date, help="the day, YYYY-MM-DD")
-    _config_option(run)
+    run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
+    config_option(run)
     run.set_defaults(handler=_run)
 
     backfill = subparsers.add_parser(
@@ -27,12 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "fails is reported and the others go on (unless --fail-fast); the exit "
                     "status is non-zero if any day failed.",
     )
-    backfill.add_argument("--start", required=True, type=_date, help="first day, YYYY-MM-DD")
-    backfill.add_argument("--end", required=True, type=_date, help="last day, YYYY-MM-DD")
+    backfill.add_argument("--start", required=True, type=date_argument, help="first day, YYYY-MM-DD")
+    backfill.add_argument("--end", required=True, type=date_argument, help="last day, YYYY-MM-DD")
     backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
     backfill.add_argument("--notify", action="store_true",
                           help="deliver each day's alerts too (default: detect and store only)")
-    _config_option(backfill)
+    config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
     query = subparsers.add_parser(
@@ -46,14 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     query.add_argument("sql", help="the SQL query")
     query.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    _config_option(query)
+    config_option(query)
     query.set_defaults(handler=_query)
 
     status = subparsers.add_parser(
         "status", help="what the warehouse holds",
         description="Days present, the last publish, sampled events, missing features.",
     )
-    _config_option(status)
+    config_option(status)
     status.set_defaults(handler=_status)
 
     alerts = subparsers.add_parser(
@@ -63,11 +63,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "with --all.",
     )
     when = alerts.add_mutually_exclusive_group()
-    when.add_argument("--ds", type=_date, help="one day")
-    when.add_argument("--since", type=_date, help="every day from this one on")
+    when.add_argument("--ds", type=date_argument, help="one day")
+    when.add_argument("--since", type=date_argument, help="every day from this one on")
     alerts.add_argument("--all", action="store_true", help="include grouped and suppressed alerts")
     alerts.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    _config_option(alerts)
+    config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
     drops = subparsers.add_parser(
@@ -75,24 +75,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="The days on which a feature's coverage in a segment fell furthest below "
                     "the average of the 7 days before it.",
     )
-    drops.add_argument("--since", type=_date, default=date.min, help="first day to report")
+    drops.add_argument("--since", type=date_argument, default=date.min, help="first day to report")
     drops.add_argument("--limit", type=int, default=10, help="rows to show (default 10)")
     drops.add_argument("--min-rows", type=int, default=500,
                        help="ignore segments with fewer sampled rows that day (default 500)")
-    _config_option(drops)
+    config_option(drops)
     drops.set_defaults(handler=_drops)
-
-
-def _config_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="PATH",
-                        help="config file (default: $FECO_CONFIG, else configs/feco.toml)")
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY-MM-DD)") from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -153,7 +141,7 @@ def _query(args: argparse.Namespace) -> int:
             frame = fetch_interruptibly(conn, args.sql)
         except duckdb.Error as error:
             raise UsageError(_refusal(error)) from None
-    _print_frame(frame, args.format)
+    print_frame(frame, args.format)
     return 0
 
 
@@ -166,19 +154,6 @@ def _refusal(error: Exception) -> str:
     if "locked" in message:
         return f"query refused: settings are locked in feco query ({message})"
     return f"query failed: {message}"
-
-
-def _print_frame(frame, output_format: str) -> None:
-    import polars as pl
-
-    if output_format == "csv":
-        sys.stdout.write(frame.write_csv())
-    elif output_format == "json":
-        print(json.dumps(frame.to_dicts(), default=str, indent=1))
-    else:
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
-                       tbl_hide_column_data_types=True, tbl_width_chars=200):
-            print(frame)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -209,7 +184,7 @@ def _alerts(args: argparse.Namespace) -> int:
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
     if args.format != "table":
-        _print_frame(frame, args.format)
+        print_frame(frame, args.format)
     elif frame.is_empty():
         print(f"no alerts since {since}" if until is None else f"no alerts on {since}")
     else:
@@ -231,7 +206,7 @@ def _drops(args: argparse.Namespace) -> int:
             "since": args.since, "min_days": 3, "min_rows": args.min_rows, "limit": args.limit,
         })
     print("Largest coverage drops against the average of the previous 7 days:")
-    _print_frame(frame, "table")
+    print_frame(frame, "table")
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from feco.cli.pipeline import _config_option, _date
+from feco.cli.options import config_option, date_argument
 
 DATASETS = ("mq2008", "webis")
 
@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="the full grid: top 5 + 3 low, shares 5/10/25/50/100%%, 3 seeds")
     drop.add_argument("--seeds", type=int, help="number of seeds (overrides the grid's)")
     drop.add_argument("--no-store", action="store_true", help="print only; write nothing")
-    _config_option(drop)
+    config_option(drop)
     drop.set_defaults(handler=_coverage_drop)
 
     train = subparsers.add_parser(
@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--ds (the last validation_days for early stopping), store it as a versioned "
                     "artifact valid from --ds, with its SHAP and gain importances.",
     )
-    train.add_argument("--ds", required=True, type=_date, help="the training date, YYYY-MM-DD")
-    _config_option(train)
+    train.add_argument("--ds", required=True, type=date_argument, help="the training date, YYYY-MM-DD")
+    config_option(train)
     train.set_defaults(handler=_train)
 
 

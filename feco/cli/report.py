@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from feco.cli.pipeline import _config_option, _date, _print_frame
+from feco.cli.options import config_option, date_argument, print_frame
 from feco.errors import UsageError
 
 
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="features for the new-versus-established and region charts (default: "
                              "the four with the largest established-minus-new coverage gap)")
     report.add_argument("--warehouse", type=Path, help="DuckDB file (default: the config's)")
-    _config_option(report)
+    config_option(report)
     report.set_defaults(handler=_report)
 
     study = subparsers.add_parser(
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "simple random and reservoir samples of as many events. Prints the table and "
                     "stores it in the warehouse for the report.",
     )
-    study.add_argument("--ds", required=True, type=_date, help="the day to study, YYYY-MM-DD")
+    study.add_argument("--ds", required=True, type=date_argument, help="the day to study, YYYY-MM-DD")
     study.add_argument("--windows", type=_counts, default=[1, 2, 4, 8, 16, 24],
                        metavar="N,N,...", help="window counts (default 1,2,4,8,16,24)")
     study.add_argument("--events", type=_counts, default=[100, 300, 1000, 3000],
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="largest acceptable error in points, to name the cheapest configuration (default 0.5)")
     study.add_argument("--logs", type=Path, help="log root (default: the config's)")
     study.add_argument("--no-store", action="store_true", help="print only; do not write the warehouse")
-    _config_option(study)
+    config_option(study)
     study.set_defaults(handler=_sampling_study)
 
 
@@ -91,7 +91,7 @@ def _sampling_study(args: argparse.Namespace) -> int:
     result = sampling_study.run_study(args.ds, config, windows=args.windows,
                                       events_per_window=args.events, repeats=args.repeats,
                                       progress=lambda line: print(line, flush=True))
-    _print_frame(sampling_study.as_table(result), "table")
+    print_frame(sampling_study.as_table(result), "table")
     print(sampling_study.cheapest_line(result, target_points=args.target))
     if not args.no_store:
         with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from feco.warehouse import named_query, quote
+from feco.warehouse import named_query, replace_rows
 
 if TYPE_CHECKING:
     from feco.ranker.experiment import ExperimentResult
@@ -29,7 +29,7 @@ def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult"
     """
     key = {"experiment_id": result.experiment_id}
     correlations = result.correlations.with_columns(pl.lit(result.experiment_id).alias("experiment_id"))
-    _replace(conn, [
+    replace_rows(conn, [
         ("feature_importance", "run_id IN (SELECT run_id FROM model_runs WHERE experiment_id = $experiment_id)",
          key, result.importance),
         ("model_runs", "experiment_id = $experiment_id", key, result.model_runs),
@@ -41,7 +41,7 @@ def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult"
 def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.DataFrame) -> None:
     """Replace one model run and its feature importances."""
     key = {"run_id": run["run_id"]}
-    _replace(conn, [
+    replace_rows(conn, [
         ("feature_importance", "run_id = $run_id", key, importance.with_columns(pl.lit(run["run_id"]).alias("run_id"))),
         ("model_runs", "run_id = $run_id", key, pl.DataFrame([run])),
     ])
@@ -49,22 +49,7 @@ def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.D
 
 def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame) -> None:
     """Replace one day's rows in ranker_daily (an empty frame clears the day)."""
-    _replace(conn, [("ranker_daily", "ds = $ds", {"ds": ds}, scores)])
-
-
-def _replace(conn: duckdb.DuckDBPyConnection, steps: list[tuple[str, str, dict, pl.DataFrame]]) -> None:
-    conn.execute("BEGIN TRANSACTION")
-    try:
-        for table, where, params, frame in steps:
-            conn.execute(f"DELETE FROM {quote(table)} WHERE {where}", params)
-            if frame.height:
-                conn.register("incoming", frame.to_arrow())
-                conn.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM incoming")
-                conn.unregister("incoming")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    replace_rows(conn, [("ranker_daily", "ds = $ds", {"ds": ds}, scores)])
 
 
 def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:

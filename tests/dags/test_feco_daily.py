@@ -9,7 +9,7 @@ from datetime import date
 import duckdb
 
 from dags.conftest import DAGS, airflow_env
-from logbuilder import FEATURES, make_events, write_logs
+from logbuilder import make_events, write_config_file, write_logs
 
 DAY = date(2026, 1, 3)
 HEAVY = ("polars", "duckdb", "lightgbm", "shap", "pyarrow", "numpy", "feco")
@@ -66,17 +66,7 @@ def test_parsing_the_dag_imports_no_heavy_library(airflow_home):
 
 def test_dag_test_runs_a_day_end_to_end(airflow_home, tmp_path):
     write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=3))
-    config = tmp_path / "feco.toml"
-    config.write_text(textwrap.dedent(f"""
-        [paths]
-        logs = "logs"
-        samples = "samples"
-        warehouse = "feco.duckdb"
-        [logs]
-        features = {json.dumps(FEATURES)}
-        [sampling]
-        events_per_window = 5
-    """))
+    config = write_config_file(tmp_path)
     out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + f"""
     import pendulum
     run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC"))

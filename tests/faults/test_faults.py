@@ -5,13 +5,11 @@ re-running must give identical rows; a second run waits or fails clearly.
 """
 
 import fcntl
-import json
 import math
 import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from datetime import date, timedelta
 
@@ -21,25 +19,14 @@ import pytest
 
 from feco import tasks
 from feco.config import parse_config
-from logbuilder import FEATURES, make_events, write_logs
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 DAY = date(2026, 4, 6)
 FECO = [sys.executable, "-m", "feco"]
 
 
 def write_config(folder, features=FEATURES) -> str:
-    path = folder / "feco.toml"
-    path.write_text(textwrap.dedent(f"""
-        [paths]
-        logs = "logs"
-        samples = "samples"
-        warehouse = "feco.duckdb"
-        [logs]
-        features = {json.dumps(features)}
-        [sampling]
-        events_per_window = 2000
-    """))
-    return str(path)
+    return str(write_config_file(folder, features=features, events_per_window=2000))
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 
 
 def test_feco_ranker_dag_is_weekly_single_run_and_light_to_parse(airflow_home):
-    out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + f"""
+    out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + """
     import json
     dag = bag.get_dag("feco_ranker")
-    print(json.dumps({{"errors": {{k: str(v) for k, v in bag.import_errors.items()}},
+    print(json.dumps({"errors": {k: str(v) for k, v in bag.import_errors.items()},
                       "tasks": sorted(dag.task_ids), "schedule": str(dag.schedule),
                       "max_active_runs": dag.max_active_runs, "tags": sorted(dag.tags),
-                      "retries": min(t.retries for t in dag.tasks)}}))
+                      "retries": min(t.retries for t in dag.tasks)}))
     """)
     facts = json.loads(out)
     assert facts["errors"] == {} and facts["tasks"] == ["train"]
