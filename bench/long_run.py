@@ -50,7 +50,9 @@ def feco(*args: str) -> subprocess.CompletedProcess:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=180)
-    days = parser.parse_args().days
+    parser.add_argument("--backfill-only", action="store_true", help="skip the one-process-a-day run")
+    args = parser.parse_args()
+    days = args.days
     end = START + timedelta(days=days - 1)
     logs = OUT / "logs"
     if not (logs / f"ds={end}").exists():
@@ -75,6 +77,8 @@ def main() -> None:
           f"last 10 median {statistics.median(per_day[-10:]):.2f}")
     print(f"warehouse: {size / 2**20:.1f} MiB in all, {size / days / 2**10:.0f} KiB per day")
 
+    if args.backfill_only:
+        return
     each = config_file(OUT / "daily", logs)
     for stale in ("feco.duckdb", "feco.duckdb.wal"):
         (each.parent / stale).unlink(missing_ok=True)

@@ -76,6 +76,7 @@ def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
         "ref_end": reference.end if reference else None,
         "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
         "min_rows": config.alerts.min_rows,
+        "ma_days": config.moving_average_days,
     })
     # Relative drops of every segment, fired or not, so roll-up can compare siblings.
     return inputs.with_columns(

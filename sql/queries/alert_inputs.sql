@@ -1,11 +1,12 @@
 -- alert_inputs: everything the coverage alert rules need for one day, one row per feature
 -- and segment present that day.
--- Inputs: coverage_states, feco_daily, feco_ma7, alerts (earlier days').
+-- Inputs: coverage_states, feco_daily, alerts (earlier days').
 -- Params: $ds; $baseline_days (days before ds in the baseline mean); $spread_days (days
 -- before ds whose values give the day-to-day spread and the weekly pattern: longer than the
 -- baseline, so one bad day does not dominate); $ref_start, $ref_end (the frozen reference
 -- period, NULL for none); $min_rows (rows a reference day needs to count); $ref_min_days
--- (such days a reference needs: a segment too young or too small then has none).
+-- (such days a reference needs: a segment too young or too small then has none); $ma_days
+-- (the moving average's length).
 -- Output, per feature and segment:
 --   n_rows, observed (coverage on ds), missing_share;
 --   windows, std_error (sd of the day's window coverages / sqrt(windows): the windows are
@@ -15,7 +16,9 @@
 --   baseline_sd (sd of the daily values of the spread period's normal days, those that
 --     raised no drop alert for this feature and segment, so an incident's first day does not
 --     hide its second);
---   coverage_ma7 (trailing average including ds), days_in_window;
+--   coverage_ma7 (mean daily coverage over the $ma_days calendar days ending at ds, as in
+--     the feco_ma7 view, computed here from the recent days only so that a day's cost does
+--     not grow with the history), days_in_window;
 --   reference (mean daily coverage over the reference days with at least $min_rows rows),
 --     reference_sd, reference_days.
 WITH day_windows AS (
@@ -41,14 +44,17 @@ previous_days AS (
         FROM alerts
         WHERE rule = 'drop_vs_moving_average'
     ) AS alerts USING (ds, feature, segment_dim, segment_value)
-    WHERE daily.ds < $ds AND daily.ds >= $ds - to_days(greatest($baseline_days, $spread_days))
+    WHERE daily.ds < $ds
+      AND daily.ds >= $ds - to_days(greatest($baseline_days, $spread_days, $ma_days))
 ),
 history AS (
     SELECT feature, segment_dim, segment_value,
            avg(coverage) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline,
            count(*) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_days,
            avg(missing_share) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_missing,
-           stddev_samp(coverage) FILTER (WHERE normal) AS baseline_sd
+           stddev_samp(coverage) FILTER (WHERE normal) AS baseline_sd,
+           sum(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
+           count(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days
     FROM previous_days
     GROUP BY feature, segment_dim, segment_value
 ),
@@ -67,13 +73,12 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        history.baseline, coalesce(history.baseline_days, 0) AS baseline_days,
        history.baseline_missing,
        history.baseline_sd,
-       moving.coverage_ma7, moving.days_in_window,
+       (coalesce(history.recent_sum, 0) + today.coverage)
+           / (coalesce(history.recent_days, 0) + 1) AS coverage_ma7,
+       coalesce(history.recent_days, 0) + 1 AS days_in_window,
        reference.reference, reference.reference_sd, reference.reference_days
 FROM feco_daily AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
-JOIN feco_ma7 AS moving
-    ON moving.ds = today.ds AND moving.feature = today.feature
-   AND moving.segment_dim = today.segment_dim AND moving.segment_value = today.segment_value
 LEFT JOIN history USING (feature, segment_dim, segment_value)
 LEFT JOIN reference USING (feature, segment_dim, segment_value)
 WHERE today.ds = $ds
