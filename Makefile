@@ -29,8 +29,10 @@ report-check: $(INSTALLED)
 	$(BIN)/python scripts/check_report.py var/demo/report
 
 bench: $(INSTALLED)
+	$(BIN)/python bench/generate_speed.py
 	$(BIN)/python bench/sampling_speed.py
 	$(BIN)/python bench/coverage_speed.py
+	$(BIN)/python bench/ranking_speed.py
 	$(BIN)/python bench/ranker_speed.py
 
 clean:
