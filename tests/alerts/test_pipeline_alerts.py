@@ -171,3 +171,26 @@ def test_alerts_command_lists_headlines_and_groups(config, capsys):
     assert grouped, "the global and cross alerts are listed under the regional headline"
     assert main(["alerts", "--since", str(START), "--format", "json", "--config", str(config_file)]) == 0
     assert {a["ds"] for a in json.loads(capsys.readouterr().out)} == {str(INCIDENT), str(DAYS[-1])}
+
+
+class SlowWebhook(Webhook):
+    def do_POST(self):  # noqa: N802 - the http.server API
+        import time
+
+        time.sleep(1.5)
+        super().do_POST()
+
+
+def test_a_webhook_that_times_out_is_recorded_and_retried(config, monkeypatch):
+    server = http.server.HTTPServer(("127.0.0.1", 0), SlowWebhook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("FECO_TEST_WEBHOOK", f"http://127.0.0.1:{server.server_port}/hooks/SECRET-TOKEN")
+    slow = config.model_copy(update={"alerts": config.alerts.model_copy(update={
+        "notify": config.alerts.notify.model_copy(update={"timeout_seconds": 0.3})})})
+    try:
+        result = tasks.notify(DAYS[-1], slow)
+    finally:
+        server.shutdown()
+    assert result["webhook"]["failed"] == 2 and result["log"]["delivered"] == 2
+    errors = deliveries(config).filter(channel="webhook")["last_error"].to_list()
+    assert all("timed out" in e and "SECRET" not in e for e in errors)
