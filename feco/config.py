@@ -196,11 +196,15 @@ class DropRule(_Model):
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
-    k_days: Annotated[float, Field(ge=0)] = 3.5
+    k_days: Annotated[float, Field(ge=0)] = 3.25
     baseline_days: Annotated[int, Field(ge=1)] = 7
     # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
     # weekly pattern, and one bad day among them does not mask the days after it.
     spread_days: Annotated[int, Field(ge=2)] = 28
+    # Search traffic has a weekly rhythm (weekend shoppers differ): compare a day with the
+    # baseline shifted by its weekday's usual deviation, and measure the spread net of it.
+    # Applied once the spread period holds two normal days of every weekday.
+    weekly: bool = True
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
 
@@ -293,6 +297,9 @@ class Config(_Model):
         )
         if uses_reference and self.coverage.reference is None:
             raise ValueError("a reference coverage rule needs [coverage.reference] start and end")
+        if self.alerts.drop.min_windows > self.sampling.windows:
+            raise ValueError(f"alerts.drop.min_windows ({self.alerts.drop.min_windows}) exceeds "
+                             f"sampling.windows ({self.sampling.windows}): the drop rule could never fire")
         return self
 
 

@@ -53,6 +53,7 @@ def test_feco_config_environment_variable(tmp_path, monkeypatch):
         ("[coverage]\ndefault_rule = '>= 1'\n", "coverage rule '>= 1'"),
         ("[coverage.rules]\nzzz = '> 0'\n", "not in logs.features"),
         ("[coverage.rules]\na = '> reference_median'\n", "needs [coverage.reference]"),
+        ("[sampling]\nwindows = 4\n[alerts.drop]\nmin_windows = 5\n", "could never fire"),
         ("[segments]\ndimensions = ['country']\n", "key 'segments.dimensions.0'"),
         ("[segments]\nhead_share = 0.8\ntorso_share = 0.3\n", "leave a tail"),
     ],

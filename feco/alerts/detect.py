@@ -72,6 +72,7 @@ def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": config.alerts.drop.baseline_days,
         "spread_days": config.alerts.drop.spread_days,
+        "weekly": config.alerts.drop.weekly,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
         "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,

@@ -6,16 +6,22 @@
 -- baseline, so one bad day does not dominate); $ref_start, $ref_end (the frozen reference
 -- period, NULL for none); $min_rows (rows a reference day needs to count); $ref_min_days
 -- (such days a reference needs: a segment too young or too small then has none); $ma_days
--- (the moving average's length).
+-- (the moving average's length); $weekly (adjust the baseline for the day of the week).
 -- Output, per feature and segment:
 --   n_rows, observed (coverage on ds), missing_share;
 --   windows, std_error (sd of the day's window coverages / sqrt(windows): the windows are
 --     clusters, so this is the honest error of the day's value), window_coverages;
---   baseline (mean daily coverage over the previous $baseline_days calendar days),
---     baseline_days, baseline_missing (their mean NULL/NaN share);
+--   baseline (mean daily coverage over the previous $baseline_days calendar days, plus, with
+--     $weekly, the usual deviation of ds's day of the week: its mean over the spread period
+--     minus the mean of the seven weekday means), baseline_days, baseline_missing (their mean
+--     NULL/NaN share), weekday_effect (that deviation, NULL when not applied);
 --   baseline_sd (sd of the daily values of the spread period's normal days, those that
 --     raised no drop alert for this feature and segment, so an incident's first day does not
---     hide its second);
+--     hide its second; with $weekly, the sd of their residuals from their weekday's mean, on
+--     n - 7 degrees of freedom, so a weekly swing is not mistaken for noise). The weekly
+--     adjustment needs two normal days of every weekday; a segment with fewer gets none.
+--     Either sd is scaled by sqrt(1 + 1/baseline_days): ds is compared with a mean of
+--     baseline_days days, which has its own error (the weekday effect's is left out);
 --   coverage_ma7 (mean daily coverage over the $ma_days calendar days ending at ds, as in
 --     the feco_ma7 view, computed here from the recent days only so that a day's cost does
 --     not grow with the history), days_in_window;
@@ -58,6 +64,25 @@ history AS (
     FROM previous_days
     GROUP BY feature, segment_dim, segment_value
 ),
+normal_days AS (
+    SELECT feature, segment_dim, segment_value, coverage, isodow(ds) AS weekday,
+           avg(coverage) OVER same_weekday AS weekday_mean,
+           count(coverage) OVER same_weekday AS weekday_count
+    FROM previous_days
+    WHERE normal AND $weekly
+    WINDOW same_weekday AS (PARTITION BY feature, segment_dim, segment_value, isodow(ds))
+),
+weekly AS (
+    -- A weekday's rows sum weekday_mean / weekday_count to its mean once, so the sum over all
+    -- rows divided by 7 is the mean of the seven weekday means.
+    SELECT feature, segment_dim, segment_value,
+           any_value(weekday_mean) FILTER (WHERE weekday = isodow($ds))
+               - sum(weekday_mean / weekday_count) / 7 AS weekday_effect,
+           sqrt(sum((coverage - weekday_mean) ^ 2) / (count(coverage) - 7)) AS residual_sd
+    FROM normal_days
+    GROUP BY feature, segment_dim, segment_value
+    HAVING count(DISTINCT weekday) FILTER (WHERE weekday_count >= 2) = 7
+),
 reference AS (
     SELECT feature, segment_dim, segment_value,
            CASE WHEN count(*) >= $ref_min_days THEN avg(coverage) END AS reference,
@@ -70,9 +95,11 @@ reference AS (
 SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        today.coverage AS observed, today.missing_share,
        window_spread.windows, window_spread.std_error, window_spread.window_coverages,
-       history.baseline, coalesce(history.baseline_days, 0) AS baseline_days,
-       history.baseline_missing,
-       history.baseline_sd,
+       history.baseline + coalesce(weekly.weekday_effect, 0) AS baseline,
+       coalesce(history.baseline_days, 0) AS baseline_days,
+       history.baseline_missing, weekly.weekday_effect,
+       coalesce(weekly.residual_sd, history.baseline_sd) * sqrt(1 + 1 / history.baseline_days)
+           AS baseline_sd,
        (coalesce(history.recent_sum, 0) + today.coverage)
            / (coalesce(history.recent_days, 0) + 1) AS coverage_ma7,
        coalesce(history.recent_days, 0) + 1 AS days_in_window,
@@ -80,6 +107,7 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
 FROM feco_daily AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
 LEFT JOIN history USING (feature, segment_dim, segment_value)
+LEFT JOIN weekly USING (feature, segment_dim, segment_value)
 LEFT JOIN reference USING (feature, segment_dim, segment_value)
 WHERE today.ds = $ds
 ORDER BY today.feature, today.segment_dim, today.segment_value;

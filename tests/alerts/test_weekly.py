@@ -1,0 +1,60 @@
+"""The drop rule's weekly adjustment, on a hand-written history with a weekend dip."""
+
+from datetime import date, timedelta
+
+import polars as pl
+import pytest
+
+from feco.alerts.detect import detect_alerts
+from feco.warehouse import open_for_write
+from logbuilder import make_config
+
+MONDAY = date(2026, 3, 2)
+WEEKDAY, WEEKEND = 0.40, 0.30  # coverage on Monday-Friday and on Saturday-Sunday
+
+
+def usual(ds: date, week: int) -> float:
+    """Weekly pattern plus a small day-to-day wobble, so the spread is not zero."""
+    wobble = 0.004 * ((week + ds.weekday()) % 3 - 1)
+    return (WEEKEND if ds.weekday() >= 5 else WEEKDAY) + wobble
+
+
+def write_states(conn, coverages: dict[date, float]) -> None:
+    """Eight windows of 1,000 rows a day for feature f_dense in the global segment."""
+    rows = [
+        (ds, window, "f_dense", "all", "all", 1000, 1000,
+         round(1000 * (coverage + 0.002 * (window % 2 - 0.5))))
+        for ds, coverage in coverages.items() for window in range(8)
+    ]
+    conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def drops(tmp_path, last: float, *, weekly: bool, weekday_of_last: int) -> pl.DataFrame:
+    """Drop alerts on the day after four weeks of history, that day's coverage being ``last``."""
+    days = [MONDAY + timedelta(days=i) for i in range(28 + weekday_of_last + 1)]
+    coverages = {ds: usual(ds, i // 7) for i, ds in enumerate(days)}
+    coverages[days[-1]] = last
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={}, segments={"dimensions": []},
+                         alerts={"min_rows": 100, "drop": {"weekly": weekly}})
+    with open_for_write(config.paths.warehouse) as conn:
+        write_states(conn, coverages)
+        found = detect_alerts(conn, days[-1], config=config)
+    return found.filter(pl.col("rule") == "drop_vs_moving_average")
+
+
+@pytest.mark.parametrize("weekly", [True, False])
+def test_a_usual_weekend_dip_is_not_a_drop(tmp_path, weekly):
+    # A 25% dip against the 7-day mean, but every Saturday looks like this.
+    assert drops(tmp_path, WEEKEND, weekly=weekly, weekday_of_last=5).height == 0
+
+
+def test_a_weekday_at_weekend_level_is_a_drop_only_once_the_week_is_known(tmp_path):
+    # Tuesday at the weekend level: 20% below the 7-day mean (0.371). Without the weekly
+    # pattern the weekend days' spread (sd 0.05) hides it; with it, Tuesday is expected at 0.40.
+    with_pattern = drops(tmp_path / "weekly", WEEKEND, weekly=True, weekday_of_last=1)
+    without = drops(tmp_path / "plain", WEEKEND, weekly=False, weekday_of_last=1)
+    assert without.height == 0
+    assert with_pattern.height == 1
+    row = with_pattern.row(0, named=True)
+    assert row["baseline"] == pytest.approx(WEEKDAY, abs=0.005)
+    assert row["drop_rel"] == pytest.approx(0.25, abs=0.02)
