@@ -25,7 +25,7 @@ TIE_MODES = {
     "input_order": kernel.TIE_INPUT_ORDER,
     "average": kernel.TIE_AVERAGE,
 }
-_HASH_SEEDS = (0xFEC0, 0x5EED)
+_HASH_SEED = 0xFEC0
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class RankedJudgments:
 
     def ordered_run_keys(self) -> np.ndarray:
         """Int64 keys that order the run's items as their ids do (for top-k selection)."""
-        return _item_keys([self.run.get_column("item")], lexical=True)[0][0]
+        return _item_keys([self.run.get_column("item")], lexical=True)[0]
 
 
 def rank_judgments(
@@ -141,35 +141,18 @@ def rank_judgments(
     pos_lo = cumulative[q_lo[qrels_group]]
     pos_hi = cumulative[q_hi[qrels_group]]
 
-    run_items = run.get_column("item")
-    qrels_items = qrels.get_column("item")
     scores = run.get_column("score").to_numpy()
     if score_precision == "float32":
         scores = scores.astype(np.float32)
     tie_mode = TIE_MODES[ties]
-    ordered = run_items.dtype == pl.Int64
-    (run_k, run_k2), (qrels_k, qrels_k2) = _item_keys([run_items, qrels_items], lexical=False)
-    if check_qrels:
-        row = kernel.first_duplicate(*read_only(q_lo, q_hi, qrels_k, qrels_k2))
-        if row >= 0:
-            query, item = qrels.row(int(row))[:2]
-            raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
-    match, before, tied, needs_order, status, q, row = kernel.rank_judged(
-        *read_only(lo, hi, run_k, run_k2, scores, pos_lo, pos_hi, qrels_k[positive],
-                   qrels_k2[positive]),
-        tie_mode, ordered,
-    )
-    if status == kernel.STATUS_DUPLICATE:
-        raise DataError(
-            f"run ranks item {run_items[int(row)]!r} more than once for query "
-            f"{queries[int(q)]!r}"
-        )
-    if needs_order.any():
-        _rank_in_item_order(
-            np.flatnonzero(needs_order), (lo, hi, run_items, scores),
-            (pos_lo, pos_hi, qrels_items, np.flatnonzero(positive)), tie_mode,
-            (match, before, tied),
-        )
+    layout = _Layout(run, qrels, queries, lo, hi, q_lo, q_hi, pos_lo, pos_hi,
+                     np.flatnonzero(positive), scores, tie_mode, check_qrels)
+    items = [run.get_column("item"), qrels.get_column("item")]
+    exact = items[0].dtype == pl.Int64
+    located = _locate(layout, *_item_keys(items, lexical=False), exact=exact)
+    if located is None:  # two different string ids share a 64-bit hash: use exact codes
+        located = _locate(layout, *_item_keys(items, lexical=True), exact=True)
+    match, before, tied = located
 
     return RankedJudgments(
         queries=queries,
@@ -188,6 +171,67 @@ def rank_judgments(
         run_hi=run_hi,
         tie_mode=tie_mode,
     )
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The grouped frames and the slices the kernels read, for :func:`_locate`."""
+
+    run: pl.DataFrame
+    qrels: pl.DataFrame
+    queries: pl.Series
+    lo: np.ndarray
+    hi: np.ndarray
+    q_lo: np.ndarray
+    q_hi: np.ndarray
+    pos_lo: np.ndarray
+    pos_hi: np.ndarray
+    positive_rows: np.ndarray
+    scores: np.ndarray
+    tie_mode: int
+    check_qrels: bool
+
+
+def _locate(layout: _Layout, run_keys, qrels_keys, *, exact: bool):
+    """``match``, ``before`` and ``tied`` of every positive judged item, or None on a collision.
+
+    ``exact`` keys (integer ids, lexical codes) are equal only for equal ids and ordered like
+    them. Hashed keys are neither: a duplicate they report is checked on the ids, and None asks
+    the caller to start again with exact codes. A match they make is not checked (reading the
+    matched strings again costs as much as the rest of the string path); a judged item would
+    be taken for a different retrieved item of its query only if the two shared a 64-bit
+    hash, about 2^-64 per pair.
+    """
+    g = layout
+    if g.check_qrels:
+        row = int(kernel.first_duplicate(*read_only(g.q_lo, g.q_hi, qrels_keys)))
+        if row >= 0:
+            start = g.q_lo[np.searchsorted(g.q_hi, row, side="right")]
+            if not exact and not _repeats_earlier(g.qrels.get_column("item"), start, row):
+                return None
+            query, item = g.qrels.row(row)[:2]
+            raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
+    match, before, tied, needs_order, status, q, row = kernel.rank_judged(
+        *read_only(g.lo, g.hi, run_keys, g.scores, g.pos_lo, g.pos_hi,
+                   qrels_keys[g.positive_rows]),
+        g.tie_mode, exact,
+    )
+    if status == kernel.STATUS_DUPLICATE:
+        run_items = g.run.get_column("item")
+        if not exact and not _repeats_earlier(run_items, g.lo[q], row):
+            return None
+        raise DataError(
+            f"run ranks item {run_items[int(row)]!r} more than once for query "
+            f"{g.queries[int(q)]!r}"
+        )
+    if needs_order.any():
+        _rank_in_item_order(g, np.flatnonzero(needs_order), (match, before, tied))
+    return match, before, tied
+
+
+def _repeats_earlier(items: pl.Series, start: int, row: int) -> bool:
+    """Whether ``items[row]`` equals one of ``items[start:row]``."""
+    return bool((items.slice(int(start), int(row - start)) == items[int(row)]).any())
 
 
 def _checked(frame: pl.DataFrame, columns: tuple[str, ...], what: str, *, value: str):
@@ -256,15 +300,20 @@ def _aligned(qrels_keys: pl.Series, run_keys: pl.Series, run_lo, run_hi):
 
 def _grouped(frame: pl.DataFrame):
     """Make each query's rows contiguous (stable) and return its keys and slices."""
-    runs = frame.get_column("query").rle()
-    values = runs.struct.field("value")
-    if values.is_duplicated().any():
+    starts = _run_starts(frame.get_column("query"))
+    if frame.get_column("query").gather(starts).n_unique() < len(starts):
         frame = frame.sort("query", maintain_order=True)
-        runs = frame.get_column("query").rle()
-        values = runs.struct.field("value")
-    lengths = runs.struct.field("len").to_numpy().astype(np.int64)
-    ends = np.cumsum(lengths)
-    return frame, values, ends - lengths, ends
+        starts = _run_starts(frame.get_column("query"))
+    ends = np.append(starts, frame.height)[1:]
+    return frame, frame.get_column("query").gather(starts), starts, ends
+
+
+def _run_starts(ids: pl.Series) -> np.ndarray:
+    """First row of every run of equal ids.
+
+    Comparing each id with the one before is about a third cheaper than ``rle`` on string ids.
+    """
+    return ids.ne_missing(ids.shift(1)).arg_true().to_numpy().astype(np.int64)
 
 
 def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -279,20 +328,21 @@ def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return arrays
 
 
-def _rank_in_item_order(queries, run_parts, pos_parts, tie_mode, outputs) -> None:
+def _rank_in_item_order(layout: _Layout, queries: np.ndarray, outputs) -> None:
     """Rank again, with lexical codes, the queries whose ties need the string ids' order."""
-    lo, hi, run_items, scores = run_parts
-    pos_lo, pos_hi, qrels_items, positive_rows = pos_parts
+    g = layout
     match, before, tied = outputs
-    run_rows, sub_lo, sub_hi = _concatenated(lo[queries], hi[queries])
-    pos_rows, sub_pos_lo, sub_pos_hi = _concatenated(pos_lo[queries], pos_hi[queries])
-    (run_codes, _), (pos_codes, _) = _item_keys(
-        [run_items.gather(run_rows), qrels_items.gather(positive_rows[pos_rows])], lexical=True
+    run_rows, sub_lo, sub_hi = _concatenated(g.lo[queries], g.hi[queries])
+    pos_rows, sub_pos_lo, sub_pos_hi = _concatenated(g.pos_lo[queries], g.pos_hi[queries])
+    run_codes, pos_codes = _item_keys(
+        [g.run.get_column("item").gather(run_rows),
+         g.qrels.get_column("item").gather(g.positive_rows[pos_rows])],
+        lexical=True,
     )
     sub_match, sub_before, sub_tied, _, _, _, _ = kernel.rank_judged(
-        *read_only(sub_lo, sub_hi, run_codes, run_codes, scores[run_rows], sub_pos_lo,
-                   sub_pos_hi, pos_codes, pos_codes),
-        tie_mode, True,
+        *read_only(sub_lo, sub_hi, run_codes, g.scores[run_rows], sub_pos_lo, sub_pos_hi,
+                   pos_codes),
+        g.tie_mode, True,
     )
     match[pos_rows] = np.where(sub_match >= 0, run_rows[np.maximum(sub_match, 0)], -1)
     before[pos_rows] = sub_before
@@ -308,21 +358,17 @@ def _concatenated(lo: np.ndarray, hi: np.ndarray):
     return rows.astype(np.int64), starts, ends
 
 
-def _item_keys(items: list[pl.Series], *, lexical: bool) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Two int64 keys per item for the kernel, for several Series of the same dtype.
+def _item_keys(items: list[pl.Series], *, lexical: bool) -> list[np.ndarray]:
+    """One int64 key per item for the kernels, for several Series of the same dtype.
 
-    Integer ids are their own (ordered) key. String ids get two independent hashes, or with
-    ``lexical`` their rank in the sorted union of all ids (exact and ordered).
+    Integer ids are their own (ordered) key. String ids get one 64-bit hash (the cheapest
+    pass over long strings; :func:`_locate` confirms what it matches), or with ``lexical``
+    their rank in the sorted union of all ids (exact and ordered, but a sort of every id).
     """
     if items[0].dtype == pl.Int64:
-        return [(s.to_numpy(), s.to_numpy()) for s in items]
+        return [s.to_numpy() for s in items]
     if lexical:
         vocabulary = pl.concat([s.unique() for s in items]).unique().sort()
         enum = pl.Enum(vocabulary)
-        codes = [s.cast(enum).to_physical().cast(pl.Int64).to_numpy() for s in items]
-        return [(c, c) for c in codes]
-    return [
-        (s.hash(_HASH_SEEDS[0]).to_numpy().view(np.int64),
-         s.hash(_HASH_SEEDS[1]).to_numpy().view(np.int64))
-        for s in items
-    ]
+        return [s.cast(enum).to_physical().cast(pl.Int64).to_numpy() for s in items]
+    return [s.hash(_HASH_SEED).to_numpy().view(np.int64) for s in items]

@@ -292,6 +292,22 @@ def test_duplicate_string_items_are_found() -> None:
         evaluate(run, qrels, metrics=["ndcg@3"])
 
 
+def test_string_ids_sharing_a_hash_are_told_apart(monkeypatch) -> None:
+    # A hash that maps every id to 0: each query's items all collide, the reported duplicates
+    # are not duplicates of the ids, and ranking falls back to exact codes.
+    run, qrels = random_case(16)
+    metrics = ["ndcg@3", "map", "mrr", "recall@4"]
+    expected = evaluate(run, qrels, metrics=metrics)
+    monkeypatch.setattr(pl.Series, "hash", lambda s, seed=0: pl.Series(np.zeros(len(s), np.uint64)))
+    collided = evaluate(run, qrels, metrics=metrics)
+    assert collided.metrics == expected.metrics
+    assert collided.per_query.equals(expected.per_query)
+    dup_run = pl.DataFrame({"query": ["a", "a"], "item": ["x", "x"], "score": [1.0, 2]})
+    with pytest.raises(DataError, match="'x' more than once for query 'a'"):
+        evaluate(dup_run, qrels.head(1).with_columns(pl.lit("a").alias("query")),
+                 metrics=["ndcg@3"])
+
+
 def test_unknown_conventions_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="unknown preset"):
         evaluate(pl.DataFrame(), pl.DataFrame(), conventions="nope")
