@@ -1,17 +1,23 @@
-"""Faults against the real CLI: kills mid-run, two runs at once, Ctrl-C in a query, odd input.
+"""Faults against the real CLI: kills mid-run and mid-delivery, two runs at once, Ctrl-C in a
+query, odd input.
 
 The warehouse must hold the previous state or the complete new one, never a partial day;
-re-running must give identical rows; a second run waits or fails clearly.
+re-running must give identical rows; a second run waits or fails clearly; an alert is delivered
+at least once. `scripts/fault_report.py` runs these with the other fault cases as a table.
 """
 
 import fcntl
+import http.server
+import json
 import math
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import date, timedelta
+from typing import ClassVar
 
 import duckdb
 import polars as pl
@@ -40,7 +46,7 @@ def folder(tmp_path):
 
 def feco(folder, *args, env=None, **kwargs):
     return subprocess.run([*FECO, *args, "--config", str(folder / "feco.toml")], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, **kwargs)
+                          text=True, env={**os.environ, **(env or {})}, check=False, **kwargs)
 
 
 def day_tables(folder) -> dict[str, list]:
@@ -169,3 +175,87 @@ def test_odd_values_duplicates_and_stray_timestamps(tmp_path):
         sampled = tasks.read_sample(DAY, config.paths.samples)[0]
         assert sampled["event_ts"].dt.date().unique().to_list() == [DAY]
         assert len(windows) == 8
+
+
+class BlockingWebhook(http.server.BaseHTTPRequestHandler):
+    """Answers 200, except that the POST numbered ``block_at`` is held open until released."""
+
+    block_at = 0
+    received: ClassVar[list[str]] = []
+    in_flight = threading.Event()
+    release = threading.Event()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        BlockingWebhook.received.append(body["feco_alert"]["alert_id"])
+        if len(BlockingWebhook.received) == BlockingWebhook.block_at:
+            BlockingWebhook.in_flight.set()
+            BlockingWebhook.release.wait(60)
+        try:
+            self.send_response(200)
+            self.end_headers()
+        except OSError:  # the client was killed while it waited
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def deliveries(folder) -> dict[str, dict[str, tuple]]:
+    with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
+        rows = conn.sql("SELECT alert_id, channel, status, attempts FROM alert_deliveries").fetchall()
+        open_ids = {a for (a,) in conn.sql("SELECT alert_id FROM alerts WHERE status = 'open'").fetchall()}
+    by_channel: dict[str, dict[str, tuple]] = {}
+    for alert_id, channel, status, attempts in rows:
+        by_channel.setdefault(channel, {})[alert_id] = (status, attempts)
+    return {"open": open_ids, **by_channel}
+
+
+def test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_alert_at_least_once(tmp_path):
+    """SIGKILL while the webhook holds the second of three POSTs open, then `feco run` again.
+
+    Delivery is at least once: the alert whose POST was in flight is sent again (the server may
+    have acted on it; the killed run never recorded an answer), no alert is lost, every other
+    alert and channel is sent exactly once, and no row says delivered for a POST never answered.
+    """
+    absent = ["f_gone_a", "f_gone_b", "f_gone_c"]  # three missing_column alerts, open from day one
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=4))
+    (tmp_path / "feco.toml").write_text(write_config_file(tmp_path, features=[*FEATURES, *absent]).read_text()
+                                        + '[alerts.notify]\njsonl = "alerts.jsonl"\nwebhook_url_env = "FECO_TEST_WEBHOOK"\n')
+    assert feco(tmp_path, "backfill", "--start", str(DAY), "--end", str(DAY)).returncode == 0  # detects, delivers nothing
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BlockingWebhook)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    BlockingWebhook.block_at, BlockingWebhook.received = 2, []
+    BlockingWebhook.in_flight.clear()
+    BlockingWebhook.release.clear()
+    env = {**os.environ, "FECO_TEST_WEBHOOK": f"http://127.0.0.1:{server.server_port}/hooks/SECRET-TOKEN"}
+    try:
+        run = subprocess.Popen([*FECO, "run", "--ds", str(DAY), "--config", str(tmp_path / "feco.toml")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        assert BlockingWebhook.in_flight.wait(120), "the run never reached the webhook"
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        BlockingWebhook.release.set()
+
+        killed = deliveries(tmp_path)
+        first, in_flight = BlockingWebhook.received
+        assert len(killed["open"]) == len(absent)
+        assert killed["log"] == killed["jsonl"] == {a: ("delivered", 1) for a in killed["open"]}
+        assert killed["webhook"] == {first: ("delivered", 1)}  # the in-flight POST is not recorded as delivered
+
+        rerun = feco(tmp_path, "run", "--ds", str(DAY), env=env)
+        assert rerun.returncode == 0, rerun.stderr
+    finally:
+        BlockingWebhook.release.set()
+        server.shutdown()
+        server.server_close()
+
+    after = deliveries(tmp_path)
+    for channel in ("log", "jsonl", "webhook"):
+        assert {a: status for a, (status, _) in after[channel].items()} == {a: "delivered" for a in after["open"]}
+    assert after["log"] == after["jsonl"] == killed["log"]  # nothing sent twice on the channels that finished
+    assert sorted(BlockingWebhook.received) == sorted([*after["open"], in_flight])  # the in-flight one twice, none lost
+    assert len((tmp_path / "alerts.jsonl").read_text().splitlines()) == len(absent)
+    assert "SECRET-TOKEN" not in rerun.stdout + rerun.stderr
