@@ -1,0 +1,187 @@
+"""Run the fault suite (issue 7) and print one line per case: outcome and what it tries.
+
+Usage:
+    .venv/bin/python scripts/fault_report.py              # every case below (about 2 minutes)
+    .venv/bin/python scripts/fault_report.py -k webhook   # the cases whose name or text matches
+    .venv/bin/python scripts/fault_report.py --long-run   # also bench/long_run.py (180 days, minutes)
+
+The cases are tests of the suite (`make test` runs them too); this script runs them in one
+pytest process, reads its JUnit XML and prints a table. "failed before" names what a case
+caught when it was first run and the commit that fixed it. Exit status 1 when a case fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Case:
+    area: str
+    test: str  # pytest node id without parameters; a parametrized test counts as one case
+    tries: str
+    failed_before: str = ""
+
+
+FAULTS = "tests/faults/test_faults.py::"
+PIPELINE = "tests/test_pipeline.py::"
+ALERTS = "tests/alerts/test_pipeline_alerts.py::"
+SAMPLING = "tests/test_sampling.py::"
+
+CASES = [
+    Case("fault", FAULTS + "test_a_run_killed_at_any_moment_leaves_the_previous_or_the_complete_day",
+         "SIGKILL `feco run` at 10, 30, 50, 70, 90% of its run (sampling, staging, publish): the previous "
+         "state or the whole day, never part; the re-run equals a clean run in another folder",
+         "the re-run's runs.config_digest differed from the clean run's: the digest hashed the folders "
+         "(f8bc499 hashes settings only)"),
+    Case("fault", FAULTS + "test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_alert_at_least_once",
+         "SIGKILL while the webhook holds a POST open, then re-run: every alert delivered on every channel, "
+         "the in-flight one POSTed twice (at least once), none lost, none marked delivered unanswered"),
+    Case("fault", FAULTS + "test_a_second_run_waits_or_fails_clearly_and_nothing_is_double_counted",
+         "two `feco run` of one day at once: the second waits; one with no patience exits 3 with one line; "
+         "one runs row, no duplicate states",
+         "nothing kept them apart: the impatient run exited 0 alongside the first, writing the same sample "
+         "and staging files (f8bc499 adds the run lock)"),
+    Case("fault", PIPELINE + "test_a_second_writer_fails_with_a_clear_message",
+         "a second process opening the warehouse for writing waits, then fails with a clear message"),
+    Case("fault", PIPELINE + "test_failed_publish_leaves_the_previous_state",
+         "a publish that fails inside its transaction leaves the previous rows"),
+    Case("fault", PIPELINE + "test_running_a_day_twice_leaves_identical_rows",
+         "running a day twice leaves identical rows"),
+    Case("fault", PIPELINE + "test_every_step_retried_alone_leaves_the_same_rows",
+         "each step (sample, coverage, publish, score, detect) run again alone, as a retry would"),
+    Case("fault", "tests/dags/test_dag_faults.py::test_airflow_retries_each_failed_task_and_the_day_equals_a_clean_run",
+         "feco_daily under dag.test(): every task fails once after doing its work, Airflow retries it "
+         "(try 2); the day, its alerts and deliveries equal a clean run"),
+    Case("fault", "tests/dags/test_dag_faults.py::test_the_dag_waits_while_a_cli_backfill_holds_the_warehouse",
+         "feco_daily started while `feco backfill` holds the run lock: its first task waits, no failed try; "
+         "every day published once, no duplicate states"),
+    Case("fault", ALERTS + "test_a_failed_webhook_is_recorded_and_retried_without_leaking_the_url",
+         "webhook answers 500: stored as failed without the URL, delivered by the next run"),
+    Case("fault", ALERTS + "test_an_unreachable_webhook_does_not_stop_the_run",
+         "webhook unreachable: the run finishes, the error is stored without the URL"),
+    Case("fault", ALERTS + "test_a_webhook_that_times_out_is_recorded_and_retried",
+         "webhook slower than the timeout: stored as timed out without the URL, the run goes on"),
+    Case("input", PIPELINE + "test_missing_day_is_a_clear_error_and_the_warehouse_is_unchanged",
+         "missing day partition: one error, stored days unchanged"),
+    Case("input", SAMPLING + "test_missing_and_empty_partitions_are_clear_errors",
+         "missing and empty partitions: one clear error each"),
+    Case("input", SAMPLING + "test_a_day_with_no_events_in_any_window_is_an_error",
+         "no events in any window: one clear error"),
+    Case("input", SAMPLING + "test_short_window_is_taken_whole_and_recorded",
+         "fewer events than wanted in a window: taken whole, shortfall recorded"),
+    Case("input", SAMPLING + "test_corrupt_file_in_a_window_names_the_file",
+         "truncated Parquet file: the error names the file"),
+    Case("input", PIPELINE + "test_missing_feature_column_is_recorded_and_the_run_goes_on",
+         "feature column missing or renamed: status row missing_column, the run goes on"),
+    Case("input", PIPELINE + "test_non_numeric_feature_leaves_the_warehouse_unchanged",
+         "feature column of the wrong type: one data error, warehouse unchanged"),
+    Case("input", FAULTS + "test_odd_values_duplicates_and_stray_timestamps",
+         "NaN, ±inf, NULL, negative, 1e300 values; a duplicated event; another day's rows in the partition"),
+    Case("input", SAMPLING + "test_timestamps_in_another_zone_are_windowed_in_utc",
+         "timestamps in another time zone: windowed in UTC, same sample"),
+    Case("input", SAMPLING + "test_naive_timestamps_are_taken_as_utc",
+         "naive timestamps: taken as UTC"),
+    Case("input", "tests/test_config.py::test_bad_config_is_one_error_naming_key_and_file",
+         "config with unknown keys, wrong types, overlapping / past-midnight / too many windows: "
+         "one error naming key and file"),
+    Case("input", "tests/test_config.py::test_missing_file_and_bad_toml",
+         "missing config file, invalid TOML"),
+    Case("input", FAULTS + "test_hostile_names_and_values_are_data_not_sql",
+         "feature and segment values with quotes, SQL, unicode: stored as data"),
+    Case("input", "tests/ranking/test_letor.py::test_malformed_lines_name_file_and_line",
+         "svmlight/LETOR file with malformed lines: the error names file and line"),
+    Case("input", "tests/test_cli.py::test_errors_are_one_line_not_a_traceback",
+         "CLI errors are one line with an exit status, no traceback"),
+    Case("query", "tests/test_cli.py::test_query_refuses_writes_and_file_access",
+         "`feco query`: INSERT, DELETE, DROP, ATTACH, COPY TO, INSTALL/LOAD, read_csv of a local file, "
+         "SET: refused"),
+    Case("query", FAULTS + "test_ctrl_c_cancels_a_long_query_without_harm",
+         "Ctrl-C during a long `feco query`: cancelled at once, exit 130, warehouse usable",
+         "SIGINT left the query running: no exit within 30 s (f8bc499 interrupts the DuckDB cursor)"),
+]
+
+LONG_RUN = Case("long run", "bench/long_run.py",
+                "180 generated days: time per day at the start and the end, warehouse size, and the "
+                "7-day averages, alerts and states equal to 180 separate `feco run` processes",
+                "detection read the whole history, so later days were slower: 0.50 → 0.80 s/day when first "
+                "measured, 0.60 → 1.10 re-measured at ba90e0f (bd5b401 reads the recent days only)")
+
+
+def run_cases(cases: list[Case]) -> dict[str, str]:
+    """Outcome per case ("pass", "fail", "skip", "not run"), from one pytest run's JUnit XML."""
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "faults.xml"
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}",
+                        *[case.test for case in cases]], cwd=REPO, check=False)
+        results: dict[str, list[str]] = {}
+        for testcase in ET.parse(xml).iter("testcase"):
+            node = testcase.get("classname").replace(".", "/") + ".py::" + re.sub(r"\[.*\]$", "", testcase.get("name"))
+            outcome = ("fail" if testcase.find("failure") is not None or testcase.find("error") is not None
+                       else "skip" if testcase.find("skipped") is not None else "pass")
+            results.setdefault(node, []).append(outcome)
+    return {case.test: _combine(results.get(case.test, [])) for case in cases}
+
+
+def _combine(outcomes: list[str]) -> str:
+    if not outcomes:
+        return "not run"
+    for worst in ("fail", "skip"):
+        if worst in outcomes:
+            return worst if len(outcomes) == 1 else f"{worst} ({outcomes.count(worst)}/{len(outcomes)})"
+    return "pass" if len(outcomes) == 1 else f"pass ({len(outcomes)}/{len(outcomes)})"
+
+
+def run_long() -> tuple[str, str]:
+    """bench/long_run.py: passes when the backfill exits 0, the last days are no slower than 1.5×
+    the first ones and every table equals the one-process-a-day run."""
+    result = subprocess.run([sys.executable, "bench/long_run.py"], cwd=REPO, capture_output=True, text=True, check=False)
+    out = result.stdout
+    print(out, end="")
+    speed = re.search(r"first 10 median ([\d.]+), last 10 median ([\d.]+)", out)
+    ok = (result.returncode == 0 and "exit 0" in out and speed is not None
+          and float(speed[2]) <= 1.5 * float(speed[1]) and "identical" in out and " NO " not in out)
+    figures = f"{speed[1]} → {speed[2]} s/day" if speed else "no timing"
+    return ("pass" if ok else "fail"), figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", dest="match", help="only the cases whose test name or text contains this")
+    parser.add_argument("--long-run", action="store_true", help="also run bench/long_run.py (minutes)")
+    args = parser.parse_args()
+    cases = [c for c in CASES if not args.match or args.match.lower() in (c.test + c.tries).lower()]
+    outcomes = run_cases(cases) if cases else {}
+    rows = [(c, outcomes[c.test], c.tries) for c in cases]
+    if args.long_run:
+        outcome, figures = run_long()
+        rows.append((LONG_RUN, outcome, f"{LONG_RUN.tries} ({figures})"))
+
+    names = [case.test.rsplit("::", 1)[-1].removeprefix("test_") for case, _, _ in rows]
+    width = max(map(len, names), default=4)
+    indent = " " * (9 + width + 1 + 13)
+    print(f"\n{'area':<9}{'case':<{width + 1}}{'outcome':<13}what it tries; what it caught before its fix")
+    for (case, outcome, tries), name in zip(rows, names):
+        text = tries + (f". Failed before: {case.failed_before}" if case.failed_before else "")
+        lines = textwrap.wrap(text, 90) or [""]
+        print(f"{case.area:<9}{name:<{width + 1}}{outcome:<13}{lines[0]}")
+        for line in lines[1:]:
+            print(indent + line)
+    failed = [case for case, outcome, _ in rows if not outcome.startswith("pass")]
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} cases pass"
+          + (f"; not passing: {', '.join(c.test for c in failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
