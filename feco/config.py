@@ -201,10 +201,6 @@ class DropRule(_Model):
     # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
     # weekly pattern, and one bad day among them does not mask the days after it.
     spread_days: Annotated[int, Field(ge=2)] = 28
-    # Search traffic has a weekly rhythm (weekend shoppers differ): compare a day with the
-    # baseline shifted by its weekday's usual deviation, and measure the spread net of it.
-    # Applied once the spread period holds two normal days of every weekday.
-    weekly: bool = True
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
 
@@ -239,6 +235,10 @@ class Alerts(_Model):
     warmup_days: Annotated[int, Field(ge=0)] = 7
     min_rows: Annotated[int, Field(ge=0)] = 500
     volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    # Search traffic has a weekly rhythm (weekend shoppers differ). The drop rule compares a
+    # day with the baseline shifted by its weekday's usual deviation; both rules measure the
+    # day-to-day spread net of it. Applied where every weekday has two days to learn from.
+    weekly: bool = True
     drop: DropRule = Field(default_factory=DropRule)
     decay: DecayRule = Field(default_factory=DecayRule)
     missing: MissingRule = Field(default_factory=MissingRule)

@@ -119,7 +119,9 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
                                ndcg_change=ndcg_changes(conn, ds))
         publish_day(conn, ds, {"alerts": alerts})
     open_alerts = alerts.filter(pl.col("status") == "open")
-    return {"ds": ds.isoformat(), "open": open_alerts.height, "grouped": alerts.filter(pl.col("status") == "grouped").height,
+    return {"ds": ds.isoformat(), "open": open_alerts.height,
+            "ongoing": alerts.filter(pl.col("status") == "ongoing").height,
+            "grouped": alerts.filter(pl.col("status") == "grouped").height,
             "by_severity": dict(open_alerts.group_by("severity").len().iter_rows())}
 
 

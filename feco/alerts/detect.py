@@ -64,7 +64,19 @@ def detect_alerts(
             pl.when(pl.col("rule") == "low_volume").then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
         ),
     ])
+    rolled = _ongoing(rolled, named_query(conn, "previous_day_alerts", {"ds": ds}))
     return _finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features))
+
+
+def _ongoing(alerts: pl.DataFrame, yesterday: pl.DataFrame) -> pl.DataFrame:
+    """A headline that also fired the day before, in the same place and by the same rule, is
+    'ongoing': the team was paged for it already, so it is listed but not delivered again (a
+    decay fires every day until fixed)."""
+    keys = ["feature", "segment_dim", "segment_value", "rule"]
+    seen = alerts.join(yesterday.with_columns(pl.lit(True).alias("seen")), on=keys, how="left",
+                       nulls_equal=True).get_column("seen").fill_null(False)
+    return alerts.with_columns(
+        pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
 
 
 def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
@@ -72,7 +84,7 @@ def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": config.alerts.drop.baseline_days,
         "spread_days": config.alerts.drop.spread_days,
-        "weekly": config.alerts.drop.weekly,
+        "weekly": config.alerts.weekly,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
         "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
@@ -140,8 +152,8 @@ def describe(row: dict) -> str:
     if rule == "missing_values":
         return (f"{row['feature']} in {where}: NULL/NaN share {row['observed']:.1%} "
                 f"vs {row['baseline']:.1%} before")
-    against = {"drop_vs_moving_average": "the previous days' average", "decay_vs_reference": "the reference period",
-               "below_floor": "its floor"}[rule]
+    against = {"drop_vs_moving_average": "what the previous days predict",
+               "decay_vs_reference": "the reference period", "below_floor": "its floor"}[rule]
     measure = "7-day average coverage" if rule == "decay_vs_reference" else "coverage"
     line = (f"{row['feature']} in {where}: {measure} {row['observed']:.1%} vs {row['baseline']:.1%} "
             f"for {against} ({-row['drop_abs'] * 100:+.1f} points")

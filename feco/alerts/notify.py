@@ -26,7 +26,9 @@ SEVERITY_MARK = {"critical": "[CRITICAL]", "high": "[HIGH]", "medium": "[MEDIUM]
 
 
 def summary_line(alert: dict) -> str:
-    return f"{alert['ds']} {SEVERITY_MARK.get(alert['severity'], alert['severity'])} {alert['rule']}: {alert['detail']}"
+    ongoing = " (ongoing)" if alert.get("status") == "ongoing" else ""
+    return (f"{alert['ds']} {SEVERITY_MARK.get(alert['severity'], alert['severity'])} {alert['rule']}{ongoing}: "
+            f"{alert['detail']}")
 
 
 def notify_alerts(

@@ -1,10 +1,12 @@
-"""Roll-up: one headline per incident, the other alerts of that feature and rule grouped under it.
+"""Roll-up: one headline per feature, rule and day, the other alerts grouped under it.
 
 Segments form a hierarchy: ('all', 'all') → a dimension's values → crosses of them. When a
 parent fires, its firing children are grouped under it. When the global segment fires and, in
 some dimension, only one value fires while its siblings hardly moved, the incident is local:
 that value becomes the headline (an incident in one region is reported as that region, not
-diluted into the global number).
+diluted into the global number). Alerts left without a firing parent (say region=DE and
+product_group=toys, the global number unmoved) are grouped under the one with the most rows:
+one page per feature and day, with every place it showed listed under it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,16 @@ def _parents_within(group: pl.DataFrame, inputs: pl.DataFrame) -> dict[str, str 
             if current == ids[GLOBAL] or alert_id == ids[GLOBAL]:
                 parent[alert_id] = local
         parent[local] = None
-    return parent
+    return _one_headline(parent, group)
+
+
+def _one_headline(parent: dict[str, str | None], group: pl.DataFrame) -> dict[str, str | None]:
+    """Group every headline but the one with the most rows (then the coarsest) under it."""
+    rows = {r["alert_id"]: (r["n_rows"] or 0, -r["segment_dim"].count(" x ")) for r in group.iter_rows(named=True)}
+    roots = [alert_id for alert_id, current in parent.items() if current is None]
+    head = max(roots, key=lambda alert_id: (rows[alert_id], alert_id))
+    return {alert_id: (head if current is None and alert_id != head else current)
+            for alert_id, current in parent.items()}
 
 
 def _parent_segments(dim: str, value: str) -> list[tuple[str, str]]:

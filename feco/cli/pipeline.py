@@ -94,10 +94,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _alert_counts(alerts: dict) -> str:
+    ongoing = f", {alerts['ongoing']} ongoing" if alerts.get("ongoing") else ""
     if not alerts["open"]:
-        return "no alerts"
+        return "no new alerts" + ongoing
     tiers = ", ".join(f"{n} {tier}" for tier, n in sorted(alerts["by_severity"].items()))
-    return f"{alerts['open']} alerts ({tiers})"
+    return f"{alerts['open']} alerts ({tiers}){ongoing}"
 
 
 def _backfill(args: argparse.Namespace) -> int:
@@ -191,7 +192,7 @@ def _alerts(args: argparse.Namespace) -> int:
         from feco.alerts.notify import summary_line
 
         for alert in frame.iter_rows(named=True):
-            indent = "    " if alert["status"] != "open" else ""
+            indent = "    " if alert["parent_id"] or alert["status"] == "suppressed" else ""
             print(indent + summary_line(alert))
     return 0
 

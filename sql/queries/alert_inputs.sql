@@ -26,7 +26,9 @@
 --     the feco_ma7 view, computed here from the recent days only so that a day's cost does
 --     not grow with the history), days_in_window;
 --   reference (mean daily coverage over the reference days with at least $min_rows rows),
---     reference_sd, reference_days.
+--     reference_sd (their sd; with $weekly and two days of every weekday, around each
+--     weekday's mean: a 7-day average and a whole-week reference both cancel the weekly
+--     swing, so it is not noise between them), reference_days.
 WITH day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
            n_covered / nullif(n_rows, 0) AS coverage
@@ -83,13 +85,22 @@ weekly AS (
     GROUP BY feature, segment_dim, segment_value
     HAVING count(DISTINCT weekday) FILTER (WHERE weekday_count >= 2) = 7
 ),
+reference_days AS (
+    SELECT feature, segment_dim, segment_value, coverage, isodow(ds) AS weekday,
+           coverage - avg(coverage) OVER same_weekday AS residual,
+           count(coverage) OVER same_weekday AS weekday_count
+    FROM feco_daily
+    WHERE ds BETWEEN $ref_start AND $ref_end AND n_rows >= $min_rows
+    WINDOW same_weekday AS (PARTITION BY feature, segment_dim, segment_value, isodow(ds))
+),
 reference AS (
     SELECT feature, segment_dim, segment_value,
            CASE WHEN count(*) >= $ref_min_days THEN avg(coverage) END AS reference,
-           stddev_samp(coverage) AS reference_sd,
+           CASE WHEN $weekly AND count(DISTINCT weekday) FILTER (WHERE weekday_count >= 2) = 7
+                THEN sqrt(sum(residual ^ 2) / (count(*) - 7))
+                ELSE stddev_samp(coverage) END AS reference_sd,
            count(*) AS reference_days
-    FROM feco_daily
-    WHERE ds BETWEEN $ref_start AND $ref_end AND n_rows >= $min_rows
+    FROM reference_days
     GROUP BY feature, segment_dim, segment_value
 )
 SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,

@@ -1,5 +1,6 @@
 -- alert_list: stored alerts for `feco alerts`, each headline followed by what is grouped under it.
--- Inputs: alerts. Params: $since, $until (NULL: no end), $all (include grouped and suppressed).
+-- Inputs: alerts. Params: $since, $until (NULL: no end), $all (include grouped and suppressed;
+-- otherwise headlines, open or ongoing).
 -- Output: ds, status, severity, rule, feature, segment_dim, segment_value, observed,
 -- baseline, threshold, drop_abs, drop_rel, std_error, importance, detail, alert_id, parent_id.
 SELECT ds, status, severity, rule, feature, segment_dim, segment_value, observed, baseline,
@@ -7,7 +8,7 @@ SELECT ds, status, severity, rule, feature, segment_dim, segment_value, observed
 FROM alerts
 WHERE ds >= $since
   AND ($until IS NULL OR ds <= $until)
-  AND ($all OR status = 'open')
+  AND ($all OR status IN ('open', 'ongoing'))
 ORDER BY ds,
          coalesce(parent_id, alert_id),
          parent_id IS NOT NULL,

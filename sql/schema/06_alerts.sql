@@ -1,8 +1,10 @@
 -- alerts: one row per fired alert rule, with the values and thresholds that made it fire.
 -- Written by the detect step; re-running a day replaces that day's alerts.
 -- alert_id is stable for (ds, feature, segment, rule), so a re-fired alert keeps its
--- delivery history. status: 'open' for a headline alert, 'grouped' for one rolled up under
--- another alert (parent_id) of the same feature and rule. severity: critical, high, medium,
+-- delivery history. status: 'open' for a headline alert (delivered), 'ongoing' for a
+-- headline that fired the day before too (listed, not delivered again), 'grouped' for one
+-- rolled up under another alert (parent_id) of the same feature and rule, 'suppressed' for
+-- a low-volume mark. severity: critical, high, medium,
 -- low. importance: the feature's share of the ranker's importance (NULL until known).
 -- Ratios here are the rule's own inputs (observed and baseline coverage), kept for audit.
 CREATE TABLE IF NOT EXISTS alerts (

@@ -129,23 +129,26 @@ def test_alerts_reach_stdout_jsonl_and_webhook_once(config, webhook, capsys):
     assert "[CRITICAL] drop_vs_moving_average: f_sparse in region=DE" in out
     lines = (config.paths.warehouse.parent / "alerts.jsonl").read_text().splitlines()
     assert {json.loads(line)["segment_value"] for line in lines} == {"DE"}
-    assert len(Webhook.received) == len(lines) == 2  # the incident's two days
+    # The incident's first day is paged; on its second it is 'ongoing': listed, not paged again.
+    assert len(Webhook.received) == len(lines) == 1
+    assert json.loads(lines[0])["ds"] == INCIDENT.isoformat()
     assert "f_sparse in region=DE" in Webhook.received[0]["text"]
+    assert alerts(config, f"ds = DATE '{DAYS[-1]}' AND segment_value = 'DE'")["status"].to_list() == ["ongoing"]
     assert set(deliveries(config)["status"]) == {"delivered"}
     tasks.notify(DAYS[-1], config)  # nothing pending: nothing sent again
-    assert len(Webhook.received) == 2
+    assert len(Webhook.received) == 1
 
 
 def test_a_failed_webhook_is_recorded_and_retried_without_leaking_the_url(config, webhook, capsys):
     Webhook.answer = 500
     result = tasks.notify(DAYS[-1], config)
-    assert result["webhook"] == {"delivered": 0, "failed": 2}
-    assert result["log"] == {"delivered": 2, "failed": 0}
+    assert result["webhook"] == {"delivered": 0, "failed": 1}  # the incident's headline
+    assert result["log"] == {"delivered": 1, "failed": 0}
     failed = deliveries(config).filter(channel="webhook")
     assert set(failed["status"]) == {"failed"} and set(failed["last_error"]) == {"webhook answered HTTP 500"}
     Webhook.answer = 200
-    assert tasks.notify(DAYS[-1], config)["webhook"] == {"delivered": 2, "failed": 0}
-    assert deliveries(config).filter(channel="webhook")["attempts"].to_list() == [2, 2]
+    assert tasks.notify(DAYS[-1], config)["webhook"] == {"delivered": 1, "failed": 0}
+    assert deliveries(config).filter(channel="webhook")["attempts"].to_list() == [2]
     assert "SECRET-TOKEN" not in capsys.readouterr().out
 
 
@@ -153,7 +156,7 @@ def test_an_unreachable_webhook_does_not_stop_the_run(config, monkeypatch):
     monkeypatch.setenv("FECO_TEST_WEBHOOK", "http://127.0.0.1:9/hooks/SECRET-TOKEN")
     result = tasks.notify(DAYS[-1], config)
     result = {"delivered": result}
-    assert result["delivered"]["webhook"]["failed"] == 2
+    assert result["delivered"]["webhook"]["failed"] == 1
     errors = deliveries(config).filter(channel="webhook")["last_error"].to_list()
     assert all(e.startswith("webhook unreachable") and "SECRET" not in e for e in errors)
 
@@ -191,6 +194,6 @@ def test_a_webhook_that_times_out_is_recorded_and_retried(config, monkeypatch):
         result = tasks.notify(DAYS[-1], slow)
     finally:
         server.shutdown()
-    assert result["webhook"]["failed"] == 2 and result["log"]["delivered"] == 2
+    assert result["webhook"]["failed"] == 1 and result["log"]["delivered"] == 1
     errors = deliveries(config).filter(channel="webhook")["last_error"].to_list()
     assert all("timed out" in e and "SECRET" not in e for e in errors)

@@ -92,12 +92,13 @@ def test_volume_collapse_needs_history_and_a_real_collapse():
     assert volume_collapse(10, None, 0, settings).height == 0
 
 
-def alert_rows(segments: list[tuple[str, str, float]]) -> pl.DataFrame:
+def alert_rows(segments: list[tuple[str, str, float]], n_rows: list[int] | None = None) -> pl.DataFrame:
     return pl.DataFrame({
         "alert_id": [f"{d}:{v}" for d, v, _ in segments],
         "feature": "f", "rule": "drop_vs_moving_average",
         "segment_dim": [d for d, _, _ in segments], "segment_value": [v for _, v, _ in segments],
         "drop_rel": [r for _, _, r in segments],
+        "n_rows": n_rows or [1000] * len(segments),
     })
 
 
@@ -134,10 +135,15 @@ def test_single_firing_child_with_moving_siblings_stays_under_the_global_alert()
     assert dict(zip(rolled["alert_id"], rolled["status"])) == {"all:all": "open", "region:DE": "grouped"}
 
 
-def test_children_without_a_firing_parent_are_headlines():
-    fired = [("region", "DE", 0.3), ("product_group", "toys", 0.3)]
-    rolled = roll_up(alert_rows(fired), evaluated(fired))
-    assert rolled["status"].to_list() == ["open", "open"]
+def test_alerts_without_a_firing_parent_share_one_headline_the_largest_segment():
+    fired = [("region", "DE", 0.3), ("product_group", "toys", 0.3),
+             ("region x query_band", "DE x head", 0.3), ("region x query_band", "US x tail", 0.3)]
+    rolled = roll_up(alert_rows(fired, n_rows=[5000, 9000, 2000, 9500]), evaluated(fired))
+    status = dict(zip(rolled["alert_id"], zip(rolled["status"], rolled["parent_id"])))
+    assert status["region x query_band:US x tail"] == ("open", None)  # the most rows heads
+    assert status["product_group:toys"] == ("grouped", "region x query_band:US x tail")
+    assert status["region:DE"] == ("grouped", "region x query_band:US x tail")
+    assert status["region x query_band:DE x head"] == ("grouped", "region:DE")
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def drops(tmp_path, last: float, *, weekly: bool, weekday_of_last: int) -> pl.Da
     coverages = {ds: usual(ds, i // 7) for i, ds in enumerate(days)}
     coverages[days[-1]] = last
     config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={}, segments={"dimensions": []},
-                         alerts={"min_rows": 100, "drop": {"weekly": weekly}})
+                         alerts={"min_rows": 100, "weekly": weekly})
     with open_for_write(config.paths.warehouse) as conn:
         write_states(conn, coverages)
         found = detect_alerts(conn, days[-1], config=config)
