@@ -3,18 +3,18 @@
 Every metric feco computes is a function of the ranks of the judged items with a positive
 gain, so the run is never sorted as a whole. Per query the kernel puts the run's items in a
 small open-addressing table kept at most an eighth full (real ids hash like random keys, and
-fuller tables mispredict in the probe loops), which also finds duplicates. The table is
-never cleared: a slot belongs to the current query only if it holds one of the query's rows,
-since queries own disjoint row ranges; it looks up each
+fuller tables mispredict in the probe loops), which also finds duplicates; it looks up each
 positive judged item and counts the items ranked before it (``before``) and the items sharing
-its score (``tied``, itself included, only under tie averaging). With few judged items per query a
-linear count per item is cheaper than a sort; with many, the query is sorted once.
+its score (``tied``, itself included, only under tie averaging). With few judged items per
+query a linear count per item is cheaper than a sort; with many, the query is sorted once.
+The table is never cleared: queries own disjoint row ranges, so a slot holding a row outside
+the current query's is a leftover and counts as empty.
 
 Items are identified by one int64 key. Integer ids are their own key, which also orders them.
-String ids get a 64-bit hash: the caller confirms every duplicate and match it reports on the
-ids themselves, since two ids can share a hash. Hashes carry no order, so when an item-ordered
-tie rule meets a tie the kernel flags the query and the caller ranks the flagged queries again
-with lexical codes.
+String ids get a 64-bit hash: two ids can share one, so the caller checks on the ids every
+duplicate the kernel reports. Hashes carry no order, so when an item-ordered tie rule meets a
+tie the kernel flags the query and the caller ranks the flagged queries again with lexical
+codes.
 
 Scores may be float64 or float32 (numba compiles one version per type); float32 scores
 compare as trec_eval compares them.
