@@ -39,6 +39,7 @@ def compute_states(
     ds: date,
     config: Config,
     references: dict[str, float] | None = None,
+    band_history: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Count rows, present and covered values per window, feature and segment.
 
@@ -48,6 +49,9 @@ def compute_states(
         The day's sampled rows, with a ``window`` column.
     references
         Frozen reference statistics for features whose rule is ``> reference_mean|median``.
+    band_history
+        Sampled events per query (``query``, ``n``) of the days before that set the query
+        bands together with this one (see ``segments.band_days``); None: this day alone.
 
     Returns
     -------
@@ -64,7 +68,8 @@ def compute_states(
     features = config.logs.features
     missing = [f for f in features if f not in sample.columns]
     _check_numeric(sample, [f for f in features if f not in missing])
-    finest = count_finest(sample, ds=ds, config=config, references=references or {})
+    finest = count_finest(sample, ds=ds, config=config, references=references or {},
+                          band_history=band_history)
     states = pl.concat([_roll_up(finest, dims, features) for dims in config.segments.names()])
     status = pl.DataFrame(
         [(ds, f, "missing_column" if f in missing else "ok",
@@ -82,7 +87,8 @@ def _check_numeric(sample: pl.DataFrame, features: list[str]) -> None:
 
 
 def count_finest(
-    sample: pl.DataFrame, *, ds: date, config: Config, references: dict[str, float]
+    sample: pl.DataFrame, *, ds: date, config: Config, references: dict[str, float],
+    band_history: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Counts per window and every segment dimension at once (``sql/coverage/finest_counts.sql``).
 
@@ -103,6 +109,7 @@ def count_finest(
     statement = sql("coverage/finest_counts").replace("{feature_counts}", ",\n       ".join(counts))
     with duckdb.connect() as conn:
         conn.register("sample", canonical)
+        conn.register("band_history", _band_history(band_history, canonical.schema["query"]))
         finest = conn.sql(statement, params=params).pl()
     renames = {f"{kind}{i}": f"{kind}:{f}" for i, f in enumerate(features) for kind in "pc"}
     return finest.rename(renames)
@@ -138,6 +145,13 @@ def _feature_values(sample: pl.DataFrame, feature: str) -> pl.Expr:
     if dtype.is_float() and sample.get_column(feature).is_nan().any():
         return pl.col(feature).fill_nan(None)  # NaN is never present (nor covered)
     return pl.col(feature)
+
+
+def _band_history(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
+    """The history's counts with queries of the sample's type, so the join needs no cast."""
+    if history is None:
+        return pl.DataFrame(schema={"query": query_type, "n": pl.Int64})
+    return history.select(pl.col("query").cast(query_type), pl.col("n").cast(pl.Int64))
 
 
 def _threshold(feature: str, rule: CoverageRule, references: dict[str, float]) -> float:

@@ -188,6 +188,22 @@ def _swap_in(staging: Path, final: Path) -> None:
     shutil.rmtree(retired, ignore_errors=True)
 
 
+def sampled_query_events(days: list[date], root: Path, *, event_id: str, query: str) -> pl.DataFrame:
+    """Sampled events per query over the days whose samples exist: ``query``, ``n``."""
+    days_events = []
+    for ds in days:
+        files = sorted(partition_dir(root, ds).glob("window=*/part-0.parquet"))
+        # a day sampled before the query column existed has nothing to say about bands
+        readable = [f for f in files if {event_id, query} <= set(pl.read_parquet_schema(f))]
+        frames = [f for f in (pl.read_parquet(f, columns=[event_id, query]) for f in readable) if f.height]
+        if frames:  # an event id is only unique within its day
+            days_events.append(pl.concat(frames, how="vertical_relaxed").unique().get_column(query))
+    if not days_events:
+        return pl.DataFrame(schema={"query": pl.String, "n": pl.Int64})
+    queries = pl.concat(days_events).drop_nulls().cast(pl.String)
+    return queries.value_counts(name="n").rename({queries.name: "query"}).cast({"n": pl.Int64})
+
+
 def read_sample(ds: date, root: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read back a day's sample rows (with ``window``) and its window summary."""
     day = partition_dir(root, ds)

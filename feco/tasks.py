@@ -19,7 +19,7 @@ from feco.config import Config, load_config
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
-from feco.sampling import partition_dir, read_sample, sample_day, write_sample
+from feco.sampling import partition_dir, read_sample, sample_day, sampled_query_events, write_sample
 from feco.warehouse import named_query, open_for_write, publish_day
 
 STATES_FILE = "_coverage_states.parquet"
@@ -63,12 +63,22 @@ def sample(ds: date | str, config: Config | str | None = None) -> dict:
 def coverage(ds: date | str, config: Config | str | None = None) -> dict:
     """Count coverage states from the day's sample and stage them beside it."""
     rows, _ = read_sample(ds, config.paths.samples)
-    states, status = compute_states(rows, ds=ds, config=config, references=references(config))
+    states, status = compute_states(rows, ds=ds, config=config, references=references(config),
+                                    band_history=_band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     _write_atomically(states, day / STATES_FILE)
     _write_atomically(status, day / STATUS_FILE)
     missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
+    """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
+    days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
+    if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
+        return None
+    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
+                                query=config.logs.query)
 
 
 @exclusive

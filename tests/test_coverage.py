@@ -113,6 +113,19 @@ def test_query_band_counts_events_not_rows(tmp_path):
     assert segment_rows(states, "query_band") == {"head": 7, "torso": 2}
 
 
+def test_query_bands_count_the_days_before_too(tmp_path):
+    config = make_config(tmp_path)
+    # Today q_new has 5 of 10 events and would be head alone; over the band days q_old
+    # (55 earlier events) leads, and q_new's 5 of 65 events put it in the tail.
+    frame = sample_frame({"f_dense": [1.0] * 10, "f_sparse": [0.0] * 10, "f_signed": [1.0] * 10},
+                         query=["q_new"] * 5 + ["q_old"] * 5)
+    history = pl.DataFrame({"query": ["q_old"], "n": [55]})
+    states, _ = compute_states(frame, ds=DAY, config=config, band_history=history)
+    assert segment_rows(states, "query_band") == {"head": 5, "tail": 5}
+    alone, _ = compute_states(frame, ds=DAY, config=config)
+    assert segment_rows(alone, "query_band") == {"head": 5, "torso": 5}
+
+
 def test_product_age_and_unknown_values(tmp_path):
     config = make_config(tmp_path)
     seen = [DAY - timedelta(days=d) for d in (0, 29)] + [DAY - timedelta(days=30), None]

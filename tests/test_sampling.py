@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from feco.errors import DataError
-from feco.sampling import day_windows, read_sample, sample_day, write_sample
+from feco.sampling import day_windows, read_sample, sample_day, sampled_query_events, write_sample
 from logbuilder import make_config, make_events, write_logs
 
 DAY = date(2026, 3, 2)
@@ -133,3 +133,19 @@ def test_write_and_read_back_replace_the_day_whole(config):
         rows.sort(["window", "event_ts", "event_id", "position"]).select(back.columns))
     assert back_windows.equals(windows)
     assert sorted(p.name for p in config.paths.samples.iterdir()) == [f"ds={DAY}"]
+
+
+def test_sampled_query_events_count_each_days_events_once(config):
+    from datetime import timedelta
+
+    days = [DAY, DAY + timedelta(days=1)]
+    for ds in days:
+        write_logs(config.paths.logs, make_events(ds, events=2000, seed=1))
+        rows, windows = sample_day(ds, config)
+        write_sample(ds, rows, windows, config.paths.samples)
+    counts = sampled_query_events(days + [DAY - timedelta(days=1)], config.paths.samples,
+                                  event_id="event_id", query="query")
+    expected = pl.concat([read_sample(ds, config.paths.samples)[0].select("event_id", "query").unique()
+                          for ds in days]).group_by("query").len("n")
+    assert dict(counts.iter_rows()) == dict(expected.iter_rows())
+    assert counts["n"].sum() == sum(read_sample(ds, config.paths.samples)[1]["events_sampled"].sum() for ds in days)

@@ -98,7 +98,8 @@ def _alert_counts(alerts: dict) -> str:
     if not alerts["open"]:
         return "no new alerts" + ongoing
     tiers = ", ".join(f"{n} {tier}" for tier, n in sorted(alerts["by_severity"].items()))
-    return f"{alerts['open']} alerts ({tiers}){ongoing}"
+    plural = "" if alerts["open"] == 1 else "s"
+    return f"{alerts['open']} alert{plural} ({tiers}){ongoing}"
 
 
 def _backfill(args: argparse.Namespace) -> int:

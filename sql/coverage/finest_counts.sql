@@ -2,7 +2,9 @@
 -- Inputs: the relation `sample` (registered by feco.coverage) with canonical columns
 -- "window", event_id, query, product_group, region, product_first_seen and the features as
 -- v0..vN (NaN already turned into NULL, so count(vI) counts present values).
--- Params: $ds; $head_share, $torso_share (query bands by share of the day's sampled events);
+-- The relation `band_history` (query, n) holds the sampled events per query of the days
+-- before ds that set the bands with it (empty for bands from the day alone).
+-- Params: $ds; $head_share, $torso_share (query bands by share of those sampled events);
 -- $new_days (product age); $t0..$tN (each feature's coverage threshold).
 -- The feature_counts placeholder is filled by feco.coverage with, per feature I,
 -- `count(vI) AS pI, count_if(vI <op> $tI) AS cI`, where <op> is the feature's rule (> or !=).
@@ -12,7 +14,11 @@ WITH events AS (
     SELECT DISTINCT event_id, query FROM sample
 ),
 query_events AS (
-    SELECT query, count(*) AS n FROM events WHERE query IS NOT NULL GROUP BY query
+    SELECT query, sum(n) AS n
+    FROM (SELECT query, count(*) AS n FROM events WHERE query IS NOT NULL GROUP BY query
+          UNION ALL
+          SELECT query, n FROM band_history)
+    GROUP BY query
 ),
 ranked AS (
     SELECT query,
