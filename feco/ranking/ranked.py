@@ -279,23 +279,24 @@ def _common_id_types(run: pl.DataFrame, qrels: pl.DataFrame):
 
 def _aligned(qrels_keys: pl.Series, run_keys: pl.Series, run_lo, run_hi):
     """Judged queries in order, their qrels group, and their slice of the run (if any)."""
-    aligned = (
-        pl.DataFrame({"query": qrels_keys, "qrels_group": np.arange(len(qrels_keys))})
-        .join(
-            pl.DataFrame({"query": run_keys, "run_group": np.arange(len(run_keys))}),
-            on="query",
-            how="left",
+    qrels_group = qrels_keys.arg_sort().to_numpy().astype(np.int64)
+    if qrels_keys.equals(run_keys):
+        # The usual case (run and judgments list the same queries in the same order): no
+        # join, which on string ids costs more than the sort.
+        run_group = qrels_group
+    else:
+        run_group = (
+            pl.DataFrame({"query": qrels_keys.gather(qrels_group)})
+            .join(pl.DataFrame({"query": run_keys, "run_group": np.arange(len(run_keys))}),
+                  on="query", how="left", maintain_order="left")
+            .get_column("run_group").fill_null(-1).to_numpy()
         )
-        .sort("query")
-    )
-    run_group = aligned.get_column("run_group").fill_null(-1).to_numpy()
     in_run = run_group >= 0
     lo = np.zeros(len(run_group), np.int64)
     hi = np.zeros(len(run_group), np.int64)
     lo[in_run] = run_lo[run_group[in_run]]
     hi[in_run] = run_hi[run_group[in_run]]
-    return (aligned.get_column("query"), aligned.get_column("qrels_group").to_numpy(), in_run,
-            lo, hi)
+    return qrels_keys.gather(qrels_group), qrels_group, in_run, lo, hi
 
 
 def _grouped(frame: pl.DataFrame):
