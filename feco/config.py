@@ -171,9 +171,10 @@ class Segments(_Model):
     crosses: list[list[Literal["product_group", "region", "query_band", "product_age"]]] = Field(
         default_factory=list
     )
-    # Days of samples whose query counts set the bands, the day itself included: one day's
-    # sample sees most queries once or twice and would reshuffle the boundaries daily.
-    band_days: Annotated[int, Field(ge=1)] = 28
+    # Days of samples whose query counts set the bands, the day itself included. One day's
+    # sample reshuffles boundary queries daily; more days give stable bands but, while the
+    # history fills, the band segments shift (a reference period then is not comparable).
+    band_days: Annotated[int, Field(ge=1)] = 1
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
     new_product_days: Annotated[int, Field(ge=1)] = 30
