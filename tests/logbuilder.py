@@ -66,8 +66,10 @@ def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned typ
     return parse_config(raw, source=tmp / "feco.toml")
 
 
-def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_per_window: int = 5) -> Path:
-    """A feco.toml in ``folder`` over its logs/, samples/ and feco.duckdb, for CLI and DAG tests."""
+def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_per_window: int = 5,
+                      extra: str = "") -> Path:
+    """A feco.toml in ``folder`` over its logs/, samples/ and feco.duckdb, for CLI and DAG tests;
+    ``extra`` is appended TOML."""
     path = folder / "feco.toml"
     path.write_text(textwrap.dedent(f"""
         [paths]
@@ -78,5 +80,5 @@ def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_pe
         features = {json.dumps(features)}
         [sampling]
         events_per_window = {events_per_window}
-    """))
+    """) + textwrap.dedent(extra))
     return path

@@ -17,7 +17,7 @@ from dags.conftest import DAGS, airflow_env
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 from feco import tasks
 from feco.config import load_config
-from logbuilder import FEATURES, make_events, write_logs
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 DAY = date(2026, 1, 5)  # apart from the other DAG tests' days: dag.test() clears its day's task instances
 STEPS = ("sample", "coverage", "publish", "score", "detect", "notify")
@@ -25,21 +25,11 @@ ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: a missing_column
 
 
 def write_config(folder):
-    path = folder / "feco.toml"
-    path.write_text(textwrap.dedent(f"""
-        [paths]
-        logs = "logs"
-        samples = "samples"
-        warehouse = "feco.duckdb"
-        [logs]
-        features = {json.dumps(FEATURES + ABSENT)}
-        [sampling]
-        events_per_window = 5
+    return write_config_file(folder, features=FEATURES + ABSENT, extra="""
         [alerts.notify]
         jsonl = "alerts.jsonl"
         webhook_url_env = "FECO_TEST_NO_WEBHOOK"
-    """))
-    return path
+    """)
 
 
 def end_state(folder) -> dict:
