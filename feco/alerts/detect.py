@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import date
+from datetime import date, timedelta
 
 import duckdb
 import polars as pl
@@ -16,7 +16,7 @@ from feco.alerts.rules.floor import FloorRule
 from feco.alerts.rules.missing import MissingValuesRule, missing_columns
 from feco.alerts.rules.volume import volume_collapse
 from feco.alerts.severity import severity
-from feco.config import Config
+from feco.config import Alerts, Config
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
@@ -45,9 +45,8 @@ def detect_alerts(
     ...     alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
     """
     settings = config.alerts
-    inputs = _inputs(conn, ds, config)
-    volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
-    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+    collapsed = _volume_collapse(conn, ds, settings)
+    inputs = _with_yesterday(_inputs(conn, ds, config), conn, ds, config)
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = eligible.filter(pl.col("baseline_days") >= settings.warmup_days)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
@@ -77,6 +76,27 @@ def _ongoing(alerts: pl.DataFrame, yesterday: pl.DataFrame) -> pl.DataFrame:
                        nulls_equal=True).get_column("seen").fill_null(False)
     return alerts.with_columns(
         pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
+
+
+def _volume_collapse(conn, ds: date, settings: Alerts) -> pl.DataFrame:
+    volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
+    return volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+
+
+def _with_yesterday(inputs: pl.DataFrame, conn, ds: date, config: Config) -> pl.DataFrame:
+    """Add yesterday's drop-rule inputs as ``yesterday_*`` columns (the two-day drop test),
+    null where yesterday could not be judged: too few rows, in warm-up or a collapsed day."""
+    settings, yesterday = config.alerts, ds - timedelta(days=1)
+    columns = ["observed", "baseline", "std_error", "baseline_sd", "window_coverages"]
+    judged = pl.DataFrame()
+    if settings.drop.k_two_days and not _volume_collapse(conn, yesterday, settings).height:
+        judged = _inputs(conn, yesterday, config).filter(
+            (pl.col("n_rows") >= settings.min_rows) & (pl.col("baseline_days") >= settings.warmup_days))
+    if not judged.height:
+        return inputs.with_columns(pl.lit(None, inputs.schema[c]).alias(f"yesterday_{c}") for c in columns)
+    keys = ["feature", "segment_dim", "segment_value"]
+    return inputs.join(judged.select(*keys, *(pl.col(c).alias(f"yesterday_{c}") for c in columns)),
+                       on=keys, how="left")
 
 
 def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
@@ -124,12 +144,15 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         # A model that does not use a feature gives it share 0, not "unknown".
         share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
         change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
-        detail = describe(row) + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else "")
+        note = row.pop("note")
+        detail = (describe(row) + (f", {note}" if note else "")
+                  + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else ""))
         row |= {"ds": ds, "importance": share,
                 "severity": severity(row["rule"], row["drop_rel"], share, n_features),
                 "detail": detail}
         rows.append(row)
-    schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
+    fired_columns = {name: dtype for name, dtype in FIRED_SCHEMA.items() if name != "note"}
+    schema = {"ds": pl.Date, "alert_id": pl.String, **fired_columns, "severity": pl.String,
               "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
     # DuckDB sums in parallel, so the last bits of a mean can differ between runs; rounding

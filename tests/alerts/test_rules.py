@@ -18,11 +18,15 @@ def inputs(**columns) -> pl.DataFrame:
                 "observed": 0.5, "missing_share": 0.0, "windows": 8, "std_error": 0.01,
                 "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0,
                 "baseline_days": 7, "baseline_missing": 0.0, "coverage_ma7": 0.5, "days_in_window": 7,
-                "reference": 0.5, "reference_sd": 0.0, "reference_days": 7}
+                "reference": 0.5, "reference_sd": 0.0, "reference_days": 7,
+                "yesterday_observed": None, "yesterday_baseline": None, "yesterday_std_error": None,
+                "yesterday_baseline_sd": None, "yesterday_window_coverages": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
-    return pl.DataFrame(data, strict=False)
+    return pl.DataFrame(data, strict=False).with_columns(
+        pl.col("yesterday_observed", "yesterday_baseline", "yesterday_std_error", "yesterday_baseline_sd").cast(pl.Float64),
+        pl.col("yesterday_window_coverages").cast(pl.List(pl.Float64)))
 
 
 @pytest.mark.parametrize(
@@ -57,6 +61,25 @@ def test_drop_rule_persistence_counts_windows_below_the_threshold():
     assert DropRule().detect(frame, settings).height == 1
     settings = Alerts.model_validate({"drop": {"min_windows": 4}})
     assert DropRule().detect(frame, settings).height == 0
+
+
+@pytest.mark.parametrize(("yesterday", "k_two_days", "fires"), [
+    (0.43, 2.0, True),    # both days 2.33 sd low: a drop that lasts
+    (0.47, 2.0, False),   # yesterday within 2 sd (1 sd low)
+    (None, 2.0, False),   # yesterday not judged
+    (0.43, 0.0, False),   # the two-day test off
+])
+def test_drop_rule_fires_on_two_days_running_below_a_lower_margin(yesterday, k_two_days, fires):
+    day = {"observed": 0.43, "baseline": 0.5, "baseline_sd": 0.03, "window_coverages": [[0.43] * 8]}
+    frame = inputs(**day, yesterday_observed=yesterday, yesterday_baseline=0.5, yesterday_std_error=0.01,
+                   yesterday_baseline_sd=0.03, yesterday_window_coverages=[[yesterday] * 8])
+    settings = Alerts.model_validate({"drop": {"k_days": 3.25, "k_two_days": k_two_days, "min_windows": 5}})
+    fired = DropRule().detect(frame, settings)  # 7 points low, 2.33 sd: under k_days alone
+    assert fired.height == int(fires)
+    if fires:
+        row = fired.row(0, named=True)
+        assert row["note"] == "below for the second day running"
+        assert row["threshold"] == pytest.approx(0.5 - 2.0 * 0.03)
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():

@@ -7,7 +7,7 @@ import pytest
 
 from feco.alerts.detect import detect_alerts
 from feco.warehouse import open_for_write
-from logbuilder import make_config
+from logbuilder import make_config, write_states
 
 MONDAY = date(2026, 3, 2)
 WEEKDAY, WEEKEND = 0.40, 0.30  # coverage on Monday-Friday and on Saturday-Sunday
@@ -17,16 +17,6 @@ def usual(ds: date, week: int) -> float:
     """Weekly pattern plus a small day-to-day wobble, so the spread is not zero."""
     wobble = 0.004 * ((week + ds.weekday()) % 3 - 1)
     return (WEEKEND if ds.weekday() >= 5 else WEEKDAY) + wobble
-
-
-def write_states(conn, coverages: dict[date, float]) -> None:
-    """Eight windows of 1,000 rows a day for feature f_dense in the global segment."""
-    rows = [
-        (ds, window, "f_dense", "all", "all", 1000, 1000,
-         round(1000 * (coverage + 0.002 * (window % 2 - 0.5))))
-        for ds, coverage in coverages.items() for window in range(8)
-    ]
-    conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def drops(tmp_path, last: float, *, weekly: bool, weekday_of_last: int) -> pl.DataFrame:
