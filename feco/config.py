@@ -201,9 +201,10 @@ class DropRule(_Model):
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
     k_days: Annotated[float, Field(ge=0)] = 3.25
-    # Or two days running, each below with this many sd in place of k_days: a drop that lasts
-    # is real though each day alone is within the noise (0: off).
-    k_two_days: Annotated[float, Field(ge=0)] = 2.0
+    # A segment's drop is also judged against the rest of traffic (its usual ratio to it),
+    # which a day-to-day swing common to all traffic does not move: k_rest sd of that ratio
+    # (stricter than k_days: it is a second test of every segment). 0: off.
+    k_rest: Annotated[float, Field(ge=0)] = 4.0
     baseline_days: Annotated[int, Field(ge=1)] = 7
     # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
     # weekly pattern, and one bad day among them does not mask the days after it.

@@ -84,12 +84,13 @@ def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_pe
     return path
 
 
-def write_states(conn, coverages: dict[date, float]) -> None:
-    """Coverage states of feature f_dense in the global segment: eight windows of 1,000 rows
-    a day, at each day's coverage give or take 0.1 point."""
+def write_states(conn, coverages: dict[date, float], segment: tuple[str, str] = ("all", "all"),
+                 rows_per_window: int = 1000) -> None:
+    """Coverage states of feature f_dense in one segment: eight windows a day, at each day's
+    coverage give or take 0.1 point."""
+    n = rows_per_window
     rows = [
-        (ds, window, "f_dense", "all", "all", 1000, 1000,
-         round(1000 * (coverage + 0.002 * (window % 2 - 0.5))))
+        (ds, window, "f_dense", *segment, n, n, round(n * (coverage + 0.002 * (window % 2 - 0.5))))
         for ds, coverage in coverages.items() for window in range(8)
     ]
     conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)

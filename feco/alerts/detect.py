@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import date, timedelta
+from datetime import date
 
 import duckdb
 import polars as pl
@@ -16,7 +16,7 @@ from feco.alerts.rules.floor import FloorRule
 from feco.alerts.rules.missing import MissingValuesRule, missing_columns
 from feco.alerts.rules.volume import volume_collapse
 from feco.alerts.severity import severity
-from feco.config import Alerts, Config
+from feco.config import Config
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
@@ -45,8 +45,9 @@ def detect_alerts(
     ...     alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
     """
     settings = config.alerts
-    collapsed = _volume_collapse(conn, ds, settings)
-    inputs = _with_yesterday(_inputs(conn, ds, config), conn, ds, config)
+    inputs = _inputs(conn, ds, config)
+    volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
+    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = eligible.filter(pl.col("baseline_days") >= settings.warmup_days)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
@@ -63,40 +64,23 @@ def detect_alerts(
             pl.when(pl.col("rule") == "low_volume").then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
         ),
     ])
-    rolled = _ongoing(rolled, named_query(conn, "previous_day_alerts", {"ds": ds}))
+    decay_days = config.moving_average_days
+    rolled = _ongoing(rolled, named_query(conn, "recent_alerts", {"ds": ds, "days": decay_days}), ds, decay_days)
     return _finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features))
 
 
-def _ongoing(alerts: pl.DataFrame, yesterday: pl.DataFrame) -> pl.DataFrame:
+def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: int) -> pl.DataFrame:
     """A headline that also fired the day before, in the same place and by the same rule, is
-    'ongoing': the team was paged for it already, so it is listed but not delivered again (a
-    decay fires every day until fixed)."""
+    'ongoing': the team was paged for it already, so it is listed but not delivered again. A
+    decay counts as ongoing for ``decay_days`` after it last fired: its 7-day average hovers
+    at the threshold, flipping in and out, and is one condition, paged when it first crossed."""
     keys = ["feature", "segment_dim", "segment_value", "rule"]
-    seen = alerts.join(yesterday.with_columns(pl.lit(True).alias("seen")), on=keys, how="left",
-                       nulls_equal=True).get_column("seen").fill_null(False)
+    lookback = pl.when(pl.col("rule") == DecayRule.name).then(decay_days).otherwise(1)
+    seen = (alerts.join(recent, on=keys, how="left", nulls_equal=True)
+            .select(((pl.lit(ds) - pl.col("last_ds")).dt.total_days() <= lookback).fill_null(False))
+            .to_series())
     return alerts.with_columns(
         pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
-
-
-def _volume_collapse(conn, ds: date, settings: Alerts) -> pl.DataFrame:
-    volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
-    return volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
-
-
-def _with_yesterday(inputs: pl.DataFrame, conn, ds: date, config: Config) -> pl.DataFrame:
-    """Add yesterday's drop-rule inputs as ``yesterday_*`` columns (the two-day drop test),
-    null where yesterday could not be judged: too few rows, in warm-up or a collapsed day."""
-    settings, yesterday = config.alerts, ds - timedelta(days=1)
-    columns = ["observed", "baseline", "std_error", "baseline_sd", "window_coverages"]
-    judged = pl.DataFrame()
-    if settings.drop.k_two_days and not _volume_collapse(conn, yesterday, settings).height:
-        judged = _inputs(conn, yesterday, config).filter(
-            (pl.col("n_rows") >= settings.min_rows) & (pl.col("baseline_days") >= settings.warmup_days))
-    if not judged.height:
-        return inputs.with_columns(pl.lit(None, inputs.schema[c]).alias(f"yesterday_{c}") for c in columns)
-    keys = ["feature", "segment_dim", "segment_value"]
-    return inputs.join(judged.select(*keys, *(pl.col(c).alias(f"yesterday_{c}") for c in columns)),
-                       on=keys, how="left")
 
 
 def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
@@ -144,17 +128,14 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         # A model that does not use a feature gives it share 0, not "unknown".
         share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
         change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
-        note = row.pop("note")
-        detail = (describe(row) + (f", {note}" if note else "")
-                  + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else ""))
+        detail = describe(row) + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else "")
         row |= {"ds": ds, "importance": share,
                 "severity": severity(row["rule"], row["drop_rel"], share, n_features),
                 "detail": detail}
         rows.append(row)
-    fired_columns = {name: dtype for name, dtype in FIRED_SCHEMA.items() if name != "note"}
-    schema = {"ds": pl.Date, "alert_id": pl.String, **fired_columns, "severity": pl.String,
+    schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
               "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}
-    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    frame = pl.DataFrame(rows, schema=schema, orient="row").drop("against")  # said in the detail
     # DuckDB sums in parallel, so the last bits of a mean can differ between runs; rounding
     # keeps a re-run of a day bit-identical.
     floats = [name for name, dtype in schema.items() if dtype == pl.Float64]
@@ -175,8 +156,8 @@ def describe(row: dict) -> str:
     if rule == "missing_values":
         return (f"{row['feature']} in {where}: NULL/NaN share {row['observed']:.1%} "
                 f"vs {row['baseline']:.1%} before")
-    against = {"drop_vs_moving_average": "what the previous days predict",
-               "decay_vs_reference": "the reference period", "below_floor": "its floor"}[rule]
+    against = row.get("against") or {"drop_vs_moving_average": "what the previous days predict",
+                                     "decay_vs_reference": "the reference period", "below_floor": "its floor"}[rule]
     measure = "7-day average coverage" if rule == "decay_vs_reference" else "coverage"
     line = (f"{row['feature']} in {where}: {measure} {row['observed']:.1%} vs {row['baseline']:.1%} "
             f"for {against} ({-row['drop_abs'] * 100:+.1f} points")

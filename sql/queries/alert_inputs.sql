@@ -22,6 +22,12 @@
 --     adjustment needs two normal days of every weekday; a segment with fewer gets none.
 --     Either sd is scaled by sqrt(1 + 1/baseline_days): ds is compared with a mean of
 --     baseline_days days, which has its own error (the weekday effect's is left out);
+--   rest_baseline (the segment's coverage at its usual ratio to the rest of traffic: the
+--     ratio's mean over the previous $baseline_days days times the rest's coverage on ds, the
+--     rest being the global counts less the segment's; NULL for the global segment) and
+--     rest_baseline_sd (the ratio's sd over the spread period's normal days, in the same
+--     units and scaled as baseline_sd): a day-to-day swing moves every segment alike, so
+--     against the rest a segment's own drop stands out;
 --   coverage_ma7 (mean daily coverage over the $ma_days calendar days ending at ds, as in
 --     the feco_ma7 view, computed here from the recent days only so that a day's cost does
 --     not grow with the history), days_in_window;
@@ -43,17 +49,28 @@ window_spread AS (
     FROM day_windows
     GROUP BY feature, segment_dim, segment_value
 ),
+recent AS (
+    -- The days the history needs and ds itself, each segment with the coverage of the rest
+    -- of traffic that day (the global counts less the segment's).
+    SELECT *,
+           (any_value(n_covered) FILTER (WHERE segment_dim = 'all') OVER same_day - n_covered)
+               / nullif(any_value(n_rows) FILTER (WHERE segment_dim = 'all') OVER same_day - n_rows, 0)
+               AS rest_coverage
+    FROM feco_daily
+    WHERE ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+    WINDOW same_day AS (PARTITION BY ds, feature)
+),
 previous_days AS (
     SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.coverage,
-           daily.missing_share, alerts.ds IS NULL AS normal
-    FROM feco_daily AS daily
+           daily.missing_share, daily.coverage / nullif(daily.rest_coverage, 0) AS rest_ratio,
+           alerts.ds IS NULL AS normal
+    FROM recent AS daily
     LEFT JOIN (
         SELECT DISTINCT ds, feature, segment_dim, segment_value
         FROM alerts
         WHERE rule = 'drop_vs_moving_average'
     ) AS alerts USING (ds, feature, segment_dim, segment_value)
     WHERE daily.ds < $ds
-      AND daily.ds >= $ds - to_days(greatest($baseline_days, $spread_days, $ma_days))
 ),
 history AS (
     SELECT feature, segment_dim, segment_value,
@@ -61,6 +78,8 @@ history AS (
            count(*) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_days,
            avg(missing_share) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_missing,
            stddev_samp(coverage) FILTER (WHERE normal) AS baseline_sd,
+           avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS rest_ratio,
+           stddev_samp(rest_ratio) FILTER (WHERE normal) AS rest_ratio_sd,
            sum(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
            count(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days
     FROM previous_days
@@ -111,11 +130,13 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        history.baseline_missing, weekly.weekday_effect,
        coalesce(weekly.residual_sd, history.baseline_sd) * sqrt(1 + 1 / history.baseline_days)
            AS baseline_sd,
+       history.rest_ratio * today.rest_coverage AS rest_baseline,
+       history.rest_ratio_sd * today.rest_coverage * sqrt(1 + 1 / history.baseline_days) AS rest_baseline_sd,
        (coalesce(history.recent_sum, 0) + today.coverage)
            / (coalesce(history.recent_days, 0) + 1) AS coverage_ma7,
        coalesce(history.recent_days, 0) + 1 AS days_in_window,
        reference.reference, reference.reference_sd, reference.reference_days
-FROM feco_daily AS today
+FROM recent AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
 LEFT JOIN history USING (feature, segment_dim, segment_value)
 LEFT JOIN weekly USING (feature, segment_dim, segment_value)

@@ -19,14 +19,11 @@ def inputs(**columns) -> pl.DataFrame:
                 "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0,
                 "baseline_days": 7, "baseline_missing": 0.0, "coverage_ma7": 0.5, "days_in_window": 7,
                 "reference": 0.5, "reference_sd": 0.0, "reference_days": 7,
-                "yesterday_observed": None, "yesterday_baseline": None, "yesterday_std_error": None,
-                "yesterday_baseline_sd": None, "yesterday_window_coverages": None}
+                "rest_baseline": None, "rest_baseline_sd": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
-    return pl.DataFrame(data, strict=False).with_columns(
-        pl.col("yesterday_observed", "yesterday_baseline", "yesterday_std_error", "yesterday_baseline_sd").cast(pl.Float64),
-        pl.col("yesterday_window_coverages").cast(pl.List(pl.Float64)))
+    return pl.DataFrame(data, strict=False).with_columns(pl.col("rest_baseline", "rest_baseline_sd").cast(pl.Float64))
 
 
 @pytest.mark.parametrize(
@@ -63,23 +60,26 @@ def test_drop_rule_persistence_counts_windows_below_the_threshold():
     assert DropRule().detect(frame, settings).height == 0
 
 
-@pytest.mark.parametrize(("yesterday", "k_two_days", "fires"), [
-    (0.43, 2.0, True),    # both days 2.33 sd low: a drop that lasts
-    (0.47, 2.0, False),   # yesterday within 2 sd (1 sd low)
-    (None, 2.0, False),   # yesterday not judged
-    (0.43, 0.0, False),   # the two-day test off
+@pytest.mark.parametrize(("observed", "rest_baseline", "k_rest", "fires"), [
+    (0.40, 0.50, 4.0, True),    # 20% down, 10 points under its usual share of the rest
+    (0.40, 0.42, 4.0, False),   # the rest fell as much: a swing common to all traffic
+    (0.46, 0.60, 4.0, False),   # far under the rest, but itself down only 8% (< 10%)
+    (0.40, None, 4.0, False),   # the global segment has no rest
+    (0.40, 0.50, 0.0, False),   # the test switched off
 ])
-def test_drop_rule_fires_on_two_days_running_below_a_lower_margin(yesterday, k_two_days, fires):
-    day = {"observed": 0.43, "baseline": 0.5, "baseline_sd": 0.03, "window_coverages": [[0.43] * 8]}
-    frame = inputs(**day, yesterday_observed=yesterday, yesterday_baseline=0.5, yesterday_std_error=0.01,
-                   yesterday_baseline_sd=0.03, yesterday_window_coverages=[[yesterday] * 8])
-    settings = Alerts.model_validate({"drop": {"k_days": 3.25, "k_two_days": k_two_days, "min_windows": 5}})
-    fired = DropRule().detect(frame, settings)  # 7 points low, 2.33 sd: under k_days alone
+def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_baseline, k_rest, fires):
+    # The segment's own day-to-day sd (0.04) hides a 20% drop under k_days=3.25; its ratio to
+    # the rest of traffic is steady (sd 0.01 in coverage units), so against that it shows.
+    frame = inputs(observed=observed, baseline=0.5, baseline_sd=0.04, window_coverages=[[observed] * 8],
+                   rest_baseline=rest_baseline, rest_baseline_sd=0.01)
+    settings = Alerts.model_validate({"drop": {"k_days": 3.25, "k_rest": k_rest, "min_windows": 5}})
+    fired = DropRule().detect(frame, settings)
     assert fired.height == int(fires)
     if fires:
         row = fired.row(0, named=True)
-        assert row["note"] == "below for the second day running"
-        assert row["threshold"] == pytest.approx(0.5 - 2.0 * 0.03)
+        assert "rest of traffic" in row["against"]
+        assert row["baseline"] == pytest.approx(rest_baseline)
+        assert row["threshold"] == pytest.approx(rest_baseline * 0.9)  # the widest margin: 10%
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():

@@ -25,7 +25,7 @@ FIRED_SCHEMA = {
     "drop_rel": pl.Float64,
     "std_error": pl.Float64,
     "n_rows": pl.Int64,
-    "note": pl.String,  # why it fired, when the numbers alone do not say (goes into the detail)
+    "against": pl.String,  # what the baseline is, when not the rule's usual one (for the detail)
 }
 
 

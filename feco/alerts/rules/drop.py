@@ -8,7 +8,7 @@ from feco.alerts.rules import drop_columns, fired
 from feco.config import Alerts
 from feco.config import DropRule as DropSettings
 
-TWO_DAYS_NOTE = "below for the second day running"
+AGAINST_REST = "what its usual ratio to the rest of traffic predicts"
 
 
 class DropRule:
@@ -21,12 +21,12 @@ class DropRule:
     day's windows cannot show). With ``min_windows`` set, the drop must also show in that many
     of the day's windows.
 
-    With ``k_two_days`` set, the rule also fires when today and yesterday were both below by
-    every margin with k_two_days in place of k_days (each judged against its own previous
-    days, as yesterday's run judged it). A drop that lasts is real even when each day alone
-    is within the day-to-day noise, and two independent days each 2 sd low are as rare as
-    one day 3.3 sd low (control charts' "two points beyond 2 sigma"). Yesterday's values come
-    in ``inputs`` as ``yesterday_*`` columns, null when yesterday cannot be judged.
+    A segment also fires against the rest of traffic: when it fell by the relative and
+    absolute margins and is below its usual ratio to the rest of traffic (``rest_baseline``:
+    that ratio's recent mean times the rest's coverage today) by every margin, with k_rest sd
+    of that ratio in place of k_days. A day-to-day swing moves every segment alike, so the
+    ratio is far steadier than the segment's own coverage, and a drop confined to one region
+    or band stands out against it even when it hides in the segment's day-to-day noise.
     """
 
     name = "drop_vs_moving_average"
@@ -34,41 +34,39 @@ class DropRule:
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.drop
-        one_day = _threshold(rule, rule.k_days)
-        two_days = _threshold(rule, rule.k_two_days)
-        fires_one_day = _below(one_day, rule.min_windows)
-        fires_two_days = (
-            pl.lit(rule.k_two_days > 0)
-            & _below(two_days, rule.min_windows)
-            & _below(_threshold(rule, rule.k_two_days, "yesterday_"), rule.min_windows, "yesterday_")
-        ).fill_null(False)
+        usual, against_rest = _threshold(rule, k_days=rule.k_days), _threshold(rule, "rest_", k_days=rule.k_rest)
+        fell = pl.col("observed") < _threshold(rule)
+        fires_usual = _below(usual, rule.min_windows)
+        fires_against_rest = (pl.lit(rule.k_rest > 0) & fell & _below(against_rest, rule.min_windows)).fill_null(False)
         firing = (
             inputs.filter(pl.col("baseline").is_not_null())
-            .filter(fires_one_day | fires_two_days)
+            .filter(fires_usual | fires_against_rest)
             .with_columns(
-                pl.when(fires_one_day).then(one_day).otherwise(two_days).alias("threshold"),
-                pl.when(fires_one_day).then(None).otherwise(pl.lit(TWO_DAYS_NOTE)).alias("note"),
-                *drop_columns(pl.col("observed"), pl.col("baseline")),
+                pl.when(fires_usual).then(pl.col("baseline")).otherwise(pl.col("rest_baseline")).alias("baseline"),
+                pl.when(fires_usual).then(usual).otherwise(against_rest).alias("threshold"),
+                pl.when(fires_usual).then(None).otherwise(pl.lit(AGAINST_REST)).alias("against"),
             )
+            .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
         return fired(firing, self.name)
 
 
-def _threshold(rule: DropSettings, k_days: float, prefix: str = "") -> pl.Expr:
+def _threshold(rule: DropSettings, prefix: str = "", *, k_days: float | None = None) -> pl.Expr:
+    """The prediction ``<prefix>baseline`` less the widest margin; the spread margins only
+    with ``k_days`` (sd of the prediction) given."""
     baseline = pl.col(f"{prefix}baseline")
-    margin = pl.max_horizontal(
-        baseline * rule.relative, pl.lit(rule.absolute),
-        pl.col(f"{prefix}std_error").fill_null(0.0) * rule.k,
-        pl.col(f"{prefix}baseline_sd").fill_null(0.0) * k_days,
-    )
-    return baseline - margin
+    margins = [baseline * rule.relative, pl.lit(rule.absolute)]
+    if k_days is not None:
+        margins += [pl.col("std_error").fill_null(0.0) * rule.k,
+                    pl.col(f"{prefix}baseline_sd").fill_null(0.0) * k_days]
+    return baseline - pl.max_horizontal(margins)
 
 
-def _below(threshold: pl.Expr, min_windows: int, prefix: str = "") -> pl.Expr:
+def _below(threshold: pl.Expr, min_windows: int) -> pl.Expr:
     """The day's coverage below ``threshold``, and so are at least ``min_windows`` of its
     window coverages (persistence)."""
-    below = pl.col(f"{prefix}observed") < threshold
+    below = pl.col("observed") < threshold
     if not min_windows:
         return below
-    windows_below = (pl.col(f"{prefix}window_coverages") - threshold).list.eval(pl.element() < 0).list.sum()
+    windows_below = (pl.col("window_coverages") - threshold).list.eval(pl.element() < 0).list.sum()
     return below & (windows_below >= min_windows)
