@@ -1,87 +1,88 @@
-"""feco_daily: sample a day of search logs, count coverage, publish, score, detect, notify.
+"""feco_daily: wait for a finished day's logs, sample them, count coverage, publish, score,
+detect, notify and write the report.
 
-Thin on purpose: each task imports feco inside its body and calls the same function as the
-CLI (`feco run`), with the run's logical date. Parsing this file imports only the standard
-library, pendulum and airflow.sdk. One run at a time, since one DuckDB file takes one writer.
+Each run processes the day that ended when it fires: a CronDataIntervalTimetable at 00:00 UTC
+gives the run for day D the interval [D, D+1), so it starts at D+1 00:00 with D complete (its
+logical date, `ds`, is D). A manual run processes the last finished day, or the `ds` param.
+`wait_for_logs` holds the run until the day's logs are complete (`[readiness]` in the config)
+and gives up with one message `readiness.wait_hours` after the day ended.
 
-Config: $FECO_CONFIG, else configs/feco.toml beside this repository's dags/ folder.
-First day: $FECO_START_DATE (YYYY-MM-DD), else 2026-01-01; backfill with
-`airflow backfill create --dag-id feco_daily --from-date ... --to-date ...`.
+Thin on purpose: each task calls the function `feco run` calls, through feco_support.run_step;
+parsing this file imports only the standard library, pendulum and airflow.sdk. Tasks that
+write the warehouse share the pool of one slot, and one run at a time (one DuckDB writer).
+A task that fails after its retries sends one message through the alert channels.
+
+Config: the `config` param (default $FECO_CONFIG where the DAG is parsed). First day:
+$FECO_START_DATE, with catchup (see feco_support). Deployment: docs/airflow.md.
 """
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
-from pathlib import Path
 
-import pendulum
-from airflow.sdk import dag, task
+from airflow.sdk import CronDataIntervalTimetable, PokeReturnValue, dag, task
+from feco_support import CATCHUP, COVERAGE, PARAMS, START, WAREHOUSE_POOL, run_step, tell_failure
 
-CONFIG = os.environ.get("FECO_CONFIG", str(Path(__file__).resolve().parents[1] / "configs" / "feco.toml"))
-START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
+writes = {"pool": WAREHOUSE_POOL}
 
 
 @dag(
     dag_id="feco_daily",
-    schedule="@daily",
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=START,
-    catchup=False,
+    catchup=CATCHUP,
     max_active_runs=1,
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
+    params=PARAMS,
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=5), "execution_timeout": timedelta(hours=2),
+                  "on_failure_callback": tell_failure},
     tags=["feco"],
     doc_md=__doc__,
 )
 def feco_daily():
-    @task
-    def sample(ds: str | None = None) -> dict:
-        from feco import tasks
+    @task.sensor(mode="reschedule", poke_interval=300, timeout=timedelta(days=2).total_seconds(),
+                 execution_timeout=timedelta(minutes=5))
+    def wait_for_logs() -> PokeReturnValue:
+        from airflow.sdk.exceptions import AirflowFailException
 
-        return tasks.sample(ds, CONFIG)
+        readiness = run_step("check_logs")
+        if readiness.overdue:
+            raise AirflowFailException(readiness.give_up_line())
+        return PokeReturnValue(is_done=readiness.ready, xcom_value=readiness.reason)
 
-    @task
-    def coverage(ds: str | None = None) -> dict:
-        from feco import tasks
+    @task(**writes)
+    def sample() -> dict:
+        return run_step("sample")
 
-        return tasks.coverage(ds, CONFIG)
+    @task(**writes)
+    def coverage() -> dict:
+        return run_step("coverage")
 
-    @task
-    def publish(ds: str | None = None) -> dict:
-        from feco import tasks
+    @task(outlets=[COVERAGE], **writes)
+    def publish(*, outlet_events=None) -> dict:
+        published = run_step("publish")
+        outlet_events[COVERAGE].extra = {"ds": published["ds"]}
+        return published
 
-        return tasks.publish(ds, CONFIG)
+    @task(**writes)
+    def score() -> dict:
+        return run_step("score")
 
-    @task
-    def score(ds: str | None = None) -> dict:
-        from feco import tasks
+    @task(**writes)
+    def detect() -> dict:
+        return run_step("detect")
 
-        return tasks.score(ds, CONFIG)
+    @task(execution_timeout=timedelta(minutes=15), **writes)
+    def notify(*, params=None) -> dict:
+        from feco_support import webhook_url
 
-    @task
-    def detect(ds: str | None = None) -> dict:
-        from feco import tasks
+        return run_step("notify", webhook_url=webhook_url(params["config"] or None))
 
-        return tasks.detect(ds, CONFIG)
+    @task(**writes)
+    def report() -> dict:
+        return run_step("report")
 
-    @task
-    def notify(ds: str | None = None) -> dict:
-        from feco import tasks
-        from feco.config import load_config
-
-        connection = load_config(CONFIG).alerts.notify.airflow_connection
-        return tasks.notify(ds, CONFIG, webhook_url=_webhook_url(connection) if connection else None)
-
-    sample() >> coverage() >> publish() >> score() >> detect() >> notify()
-
-
-def _webhook_url(connection_id: str) -> str:
-    """The webhook URL kept in an Airflow connection: its host when that is a full URL
-    (as for Slack incoming webhooks), else the connection's URI."""
-    from airflow.sdk import BaseHook
-
-    connection = BaseHook.get_connection(connection_id)
-    host = connection.host or ""
-    return host if host.startswith(("http://", "https://")) else connection.get_uri()
+    detected = wait_for_logs() >> sample() >> coverage() >> publish() >> score() >> detect()
+    detected >> [notify(), report()]
 
 
 feco_daily()

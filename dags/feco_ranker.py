@@ -1,44 +1,46 @@
-"""feco_ranker: retrain the reference ranker every week on the pipeline's own samples.
+"""feco_ranker: keep the reference ranker fresh on the pipeline's own samples.
 
-Thin on purpose: the task imports feco inside its body and calls the same function as
-`feco train-ranker --ds DATE`. The model trained on run date D uses the sampled days before D
-and scores the days from D on (feco_daily's `score` task picks the model valid on its day).
-One run at a time: it writes the same DuckDB file as feco_daily.
+Scheduled on the coverage asset feco_daily publishes, so it runs after a day is published
+rather than at the same midnight. It trains when the model that would score the next day is
+missing or `ranker.retrain_days` old (weekly by default), on the sampled days before it, and
+waits until `ranker.reference_days` days are sampled; otherwise it does nothing. Same
+function as `feco train-ranker --ds DATE` (feco.tasks.train_ranker), in the warehouse's pool.
 
-Config: $FECO_CONFIG, else configs/feco.toml beside this repository's dags/ folder.
-First run: $FECO_START_DATE (YYYY-MM-DD), else 2026-01-01.
+Config: the `config` param (default $FECO_CONFIG where the DAG is parsed). Deployment:
+docs/airflow.md.
 """
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
-from pathlib import Path
 
-import pendulum
 from airflow.sdk import dag, task
-
-CONFIG = os.environ.get("FECO_CONFIG", str(Path(__file__).resolve().parents[1] / "configs" / "feco.toml"))
-START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
+from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, run_config, run_day, tell_failure
 
 
 @dag(
     dag_id="feco_ranker",
-    schedule="@weekly",
+    schedule=[COVERAGE],
     start_date=START,
     catchup=False,
     max_active_runs=1,
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
+    params=PARAMS,
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=10), "execution_timeout": timedelta(hours=3),
+                  "on_failure_callback": tell_failure},
     tags=["feco"],
     doc_md=__doc__,
 )
 def feco_ranker():
-    @task
-    def train(ds: str | None = None) -> dict:
-        from feco.ranker.daily import train_reference
-        from feco.tasks import as_date
+    @task(pool=WAREHOUSE_POOL)
+    def train(*, triggering_asset_events=None) -> dict:
+        from airflow.sdk import get_current_context
+        from feco import tasks
 
-        return train_reference(as_date(ds), CONFIG)
+        context = get_current_context()
+        published = [tasks.as_date(event.extra["ds"]) for event in (triggering_asset_events or {}).get(COVERAGE, [])
+                     if "ds" in event.extra]
+        latest = max(published) if published else run_day(context)
+        return tasks.train_ranker(latest + timedelta(days=1), run_config(context), when_due=True)
 
     train()
 

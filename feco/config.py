@@ -31,6 +31,7 @@ class Paths(_Model):
     logs: Path
     samples: Path
     warehouse: Path
+    report: Path | None = None  # the HTML report's folder; default: "report" beside the warehouse
 
 
 class LogSchema(_Model):
@@ -239,6 +240,20 @@ class Notify(_Model):
     timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
 
 
+class Readiness(_Model):
+    """When a day's logs count as complete, so a scheduled run does not sample a partial day.
+
+    With ``marker`` the log pipeline's own signal decides (a file such as ``_SUCCESS`` in the
+    day's partition); without it, every hour partition the sampling windows read must be
+    present and unchanged for ``settle_minutes``. A scheduled run gives up ``wait_hours`` after
+    the day has ended.
+    """
+
+    marker: str | None = None
+    settle_minutes: Annotated[float, Field(ge=0)] = 30.0
+    wait_hours: Annotated[float, Field(gt=0)] = 6.0
+
+
 class Alerts(_Model):
     warmup_days: Annotated[int, Field(ge=0)] = 7
     min_rows: Annotated[int, Field(ge=0)] = 500
@@ -274,6 +289,8 @@ class Ranker(_Model):
     shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
     seed: int = 1
+    # The scheduled ranker DAG retrains when the model valid on the next day is this old.
+    retrain_days: Annotated[int, Field(ge=1)] = 7
 
     @model_validator(mode="after")
     def _validation_inside_reference(self) -> Ranker:
@@ -286,6 +303,7 @@ class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
     paths: Paths
     logs: LogSchema
+    readiness: Readiness = Field(default_factory=Readiness)
     sampling: Sampling = Field(default_factory=Sampling)
     coverage: Coverage = Field(default_factory=Coverage)
     segments: Segments = Field(default_factory=Segments)
@@ -344,7 +362,8 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     except ValidationError as error:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
-    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items()}
+    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items() if value}
+    resolved.setdefault("report", resolved["warehouse"].parent / "report")
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})

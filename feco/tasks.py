@@ -1,8 +1,10 @@
 """The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
 
-Each step takes the logical date and the config (a loaded one, or a path) and is idempotent:
-sample → coverage → publish → score → detect. Steps hand over through files in the day's sample folder, so a
-scheduler can retry any step alone.
+Each step takes the day it processes and the config (a loaded one, or a path) and is
+idempotent: sample → coverage → publish → score → detect → notify, then report. Steps hand
+over through files in the day's sample folder, so a scheduler can retry any step alone.
+Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
+reference model) and `send_message` (a plain line to the alert channels, for failures).
 """
 
 from __future__ import annotations
@@ -35,6 +37,15 @@ def as_date(ds: date | str) -> date:
         raise UsageError(f"'{ds}' is not a date (YYYY-MM-DD)") from None
 
 
+def finished_day(moment: datetime) -> date:
+    """The last UTC day that has fully ended at ``moment``: the day a run ending then processes.
+
+    A scheduled run's data interval ends at midnight (or later, for a manual run): the day
+    before that midnight is complete, the day it starts is not.
+    """
+    return (moment.astimezone(timezone.utc) - timedelta(microseconds=1)).date()
+
+
 def as_config(config: Config | str | os.PathLike | None) -> Config:
     return config if isinstance(config, Config) else load_config(config)
 
@@ -49,6 +60,13 @@ def exclusive(step):
             return step(ds, config, **options)
 
     return locked
+
+
+def check_logs(ds: date | str, config: Config | str | None = None, *, now: datetime | None = None):
+    """Whether the day's logs are complete (see feco.readiness); reads only the file listing."""
+    from feco.readiness import check_logs as check
+
+    return check(as_date(ds), as_config(config), now=now or datetime.now(timezone.utc))
 
 
 @exclusive
@@ -146,6 +164,47 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
 
 
 @exclusive
+def report(ds: date | str, config: Config | str | None = None) -> dict:
+    """Write the HTML report of the warehouse as of the day into ``paths.report``."""
+    from feco.report import write_report
+
+    page = write_report(config.paths.warehouse, config.paths.report)
+    return {"ds": ds.isoformat(), "report": str(page)}
+
+
+@exclusive
+def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due: bool = False) -> dict:
+    """Train the reference ranker valid from ``ds`` on the sampled days before it.
+
+    With ``when_due`` (the scheduled DAG) it trains only when the model that would score
+    ``ds`` is missing or ``ranker.retrain_days`` old, and once all ``ranker.reference_days``
+    days before ``ds`` are sampled; otherwise it returns why it did not.
+    """
+    from feco.ranker.daily import sampled_days_before, train_reference
+    from feco.ranker.store import current_model
+
+    if when_due:
+        with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+            model = current_model(conn, ds)
+        age = (ds - model["valid_from"]).days if model else None
+        sampled = len(sampled_days_before(ds, config))
+        if age is not None and age < config.ranker.retrain_days:
+            return {"ds": ds.isoformat(), "trained": False, "why": f"model {model['version']} is {age} days old"}
+        if sampled < config.ranker.reference_days:
+            return {"ds": ds.isoformat(), "trained": False,
+                    "why": f"{sampled} of {config.ranker.reference_days} reference days sampled"}
+    return {"ds": ds.isoformat(), "trained": True} | train_reference(ds, config)
+
+
+def send_message(text: str, config: Config | str | None = None, *, webhook_url: str | None = None,
+                 echo=print) -> dict[str, str]:
+    """Send one plain line (a failed step, logs not ready) through the alert channels."""
+    from feco.alerts.notify import send_message as send
+
+    return send(text, settings=as_config(config).alerts.notify, webhook_url=webhook_url, echo=echo)
+
+
+@exclusive
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
     """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
     sample(ds, config)
@@ -158,7 +217,8 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
 
 def config_digest(config: Config) -> str:
     """A short digest of everything that changes computed results (not where files live)."""
-    settings = config.model_dump_json(exclude={"paths": True, "alerts": {"notify"}, "ranker": {"models"}})
+    settings = config.model_dump_json(exclude={"paths": True, "readiness": True, "alerts": {"notify"},
+                                               "ranker": {"models", "retrain_days"}})
     return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 

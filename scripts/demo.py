@@ -116,15 +116,17 @@ def run_dag(ds: date, home: Path) -> None:
     env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
            "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "FECO_CONFIG": str(CONFIG)}
     log = home / "dag_test.log"
+    dags = str(REPO / "dags")
     started = time.monotonic()
     with log.open("w") as out:
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True,
                        stdout=out, stderr=subprocess.STDOUT)
         script = (
-            "import pendulum\n"
-            "from airflow.dag_processing.dagbag import DagBag\n"
-            f"dag = DagBag(dag_folder={str(REPO / 'dags')!r}).get_dag('feco_daily')\n"
-            f"run = dag.test(logical_date=pendulum.datetime({ds.year}, {ds.month}, {ds.day}, tz='UTC'))\n"
+            "from airflow.dag_processing.dagbag import BundleDagBag\n"
+            f"dag = BundleDagBag(dag_folder={dags!r}, bundle_path={dags!r}).get_dag('feco_daily')\n"
+            # The `ds` param names the day, as for a manual rerun; a scheduled run takes the
+            # day that ended when it fired.
+            f"run = dag.test(run_conf={{'ds': '{ds}'}})\n"
             "print('DAG RUN STATE:', run.state)\n"
         )
         subprocess.run([sys.executable, "-c", script], env=env, stdout=out, stderr=subprocess.STDOUT)

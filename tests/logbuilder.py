@@ -67,9 +67,10 @@ def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned typ
 
 
 def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_per_window: int = 5,
-                      extra: str = "") -> Path:
+                      extra: str = "", readiness: str = "settle_minutes = 0") -> Path:
     """A feco.toml in ``folder`` over its logs/, samples/ and feco.duckdb, for CLI and DAG tests;
-    ``extra`` is appended TOML."""
+    ``extra`` is appended TOML. Logs count as complete once written (``readiness``), since the
+    tests write them just before the run."""
     path = folder / "feco.toml"
     path.write_text(textwrap.dedent(f"""
         [paths]
@@ -80,6 +81,8 @@ def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_pe
         features = {json.dumps(features)}
         [sampling]
         events_per_window = {events_per_window}
+        [readiness]
+        {readiness}
     """) + textwrap.dedent(extra))
     return path
 

@@ -85,11 +85,39 @@ def _append_jsonl(path, alert: dict) -> None:
         out.write(json.dumps(record, default=str) + "\n")
 
 
+def send_message(text: str, *, settings: Notify, webhook_url: str | None = None,
+                 echo: Callable[[str], None] = print) -> dict[str, str]:
+    """Send one plain line (not an alert) through the same channels; never raises on delivery.
+
+    For what is not an alert but must reach a person: a step that failed for good, logs that
+    did not arrive. Returns ``{channel: "delivered" | "failed"}``.
+    """
+    echo(text)
+    outcome = {"log": "delivered"}
+    url = webhook_url or (os.environ.get(settings.webhook_url_env) if settings.webhook_url_env else None)
+    sends = {"jsonl": (lambda: _append_jsonl(settings.jsonl, {"message": text})) if settings.jsonl else None,
+             "webhook": (lambda: _post_json(url, {"text": text}, timeout=settings.timeout_seconds)) if url else None}
+    for channel, send in sends.items():
+        if send is None:
+            continue
+        try:
+            send()
+            outcome[channel] = "delivered"
+        except (OSError, ValueError) as failure:
+            outcome[channel] = "failed"
+            echo(f"could not send to {channel}: {_scrub(str(failure), url)}")
+    return outcome
+
+
 def _post(url: str, alert: dict, *, timeout: float) -> None:
     """POST a Slack-compatible payload; any non-2xx answer or network failure raises."""
     payload = {"text": summary_line(alert), "feco_alert": {k: alert[k] for k in (
         "ds", "alert_id", "feature", "segment_dim", "segment_value", "rule", "severity",
         "observed", "baseline", "threshold", "drop_abs", "drop_rel", "std_error", "importance")}}
+    _post_json(url, payload, timeout=timeout)
+
+
+def _post_json(url: str, payload: dict, *, timeout: float) -> None:
     request = urllib.request.Request(
         url, data=json.dumps(payload, default=str).encode(), method="POST",
         headers={"Content-Type": "application/json"},

@@ -98,9 +98,9 @@ def _print_experiment(result) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from feco.ranker.daily import train_reference
+    from feco.tasks import train_ranker
 
-    result = train_reference(args.ds, args.config)
+    result = train_ranker(args.ds, args.config)
     print(f"trained ranker {result['version']} on {result['days']} sampled days "
           f"({result['best_iteration']} rounds) -> {result['artifact']}")
     print(f"validation NDCG@4 {result['ndcg4']:.4f} NDCG@8 {result['ndcg8']:.4f} (feco: events without a "

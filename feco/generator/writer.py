@@ -46,7 +46,8 @@ def generate_logs(
     Files are ``out/ds=YYYY-MM-DD/hour=HH/part-0.parquet`` (the partition values are not
     columns), each written to a temporary name and renamed, rows sorted by
     (event_ts, event_id, position). Every hour is written, empty or not, so generating a day
-    again replaces it whole. The ground truth (arguments and incidents) goes to
+    again replaces it whole; then an empty ``_SUCCESS`` marks the day complete, as a Spark or
+    Hive job's output would be (``[readiness] marker``). The ground truth (arguments and incidents) goes to
     ``out/incidents.json``; the monitoring pipeline never reads it.
 
     Parameters
@@ -106,9 +107,13 @@ def generate_logs(
             plan = make_plan(ds, events_per_day=events_per_day, seed=seed, new_region_launch=launch)
             write = functools.partial(_write_hour, root, plan, incidents=incidents)
             written += pool.map(write, range(24))
+            (root / f"ds={ds.isoformat()}" / SUCCESS_MARKER).touch()
             if progress is not None:
                 progress(ds)
     return written
+
+
+SUCCESS_MARKER = "_SUCCESS"
 
 
 def hour_path(root: Path, ds: dt.date, hour: int) -> Path:

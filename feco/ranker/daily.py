@@ -59,11 +59,10 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
     """
     config = _config(config)
     settings = config.ranker
-    period = [ds - timedelta(days=i) for i in range(settings.reference_days, 0, -1)]
-    days = [d for d in period if (partition_dir(config.paths.samples, d) / "_windows.parquet").exists()]
+    days = sampled_days_before(ds, config)
     if len(days) < 2:
-        raise DataError(f"the ranker needs sampled days before {ds}: found {len(days)} in "
-                        f"{period[0]}..{period[-1]}")
+        raise DataError(f"the ranker needs sampled days before {ds}: found {len(days)} in the "
+                        f"{settings.reference_days} days before it")
     held_out = min(settings.validation_days, len(days) - 1)
     train, valid = events_frame(days[:-held_out], config), events_frame(days[-held_out:], config)
     features = [f for f in config.logs.features if f in train.columns]
@@ -83,6 +82,12 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
         store_model_run(conn, run, imp)
     return {k: run[k] for k in ("version", "run_id", "artifact", "best_iteration", "ndcg4", "ndcg8",
                                 "ndcg4_lightgbm", "ndcg8_lightgbm")} | {"days": len(days)}
+
+
+def sampled_days_before(ds: date, config: Config) -> list[date]:
+    """The sampled days of the ``reference_days`` before ``ds``: what a model valid from ``ds`` trains on."""
+    period = [ds - timedelta(days=i) for i in range(config.ranker.reference_days, 0, -1)]
+    return [d for d in period if (partition_dir(config.paths.samples, d) / "_windows.parquet").exists()]
 
 
 def score_day(ds: date, config: Config | str | None = None) -> dict:

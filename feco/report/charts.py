@@ -150,7 +150,7 @@ def segment_trends(frame: pl.DataFrame, out: Path, *, features: list[str], name:
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if colours:  # line styles carry the segment; draw the legend in neutral grey
         handles = [Line2D([], [], color="grey", linestyle=h.get_linestyle()) for h in handles]
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 8), fontsize=9, frameon=False)
+    fig.legend(handles, labels, loc="upper center", ncol=max(1, min(len(labels), 8)), fontsize=9, frameon=False)
     fig.suptitle(title, y=0.9, fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     return save(fig, out, name)

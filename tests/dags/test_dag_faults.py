@@ -19,8 +19,12 @@ from feco import tasks
 from feco.config import load_config
 from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
-DAY = date(2026, 1, 5)  # apart from the other DAG tests' days: dag.test() clears its day's task instances
-STEPS = ("sample", "coverage", "publish", "score", "detect", "notify")
+# Apart from the other DAG tests' days: dag.test() clears its day's task instances. Each run
+# starts at midnight after DAY, as the scheduled run for DAY does.
+DAY = date(2026, 1, 5)
+# task id -> the feco.tasks function it calls
+STEPS = {"wait_for_logs": "check_logs", "sample": "sample", "coverage": "coverage", "publish": "publish",
+         "score": "score", "detect": "detect", "notify": "notify", "report": "report"}
 ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: a missing_column alert each, even on day one
 
 
@@ -73,9 +77,9 @@ FAIL_EACH_TASK_ONCE = """
 
         setattr(tasks, name, step)
 
-    for name in {steps!r}:
+    for name in {steps!r}.values():
         fails_once_after_its_work(name)
-    run = dag.test(logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC"))
+    run = dag.test(logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC").add(days=1))
     with create_session() as session:
         tries = {{ti.task_id: [str(ti.state), ti.try_number] for ti in run.get_task_instances(session=session)}}
     print(json.dumps({{"state": str(run.state), "tries": tries, "calls": calls}}))
@@ -105,7 +109,7 @@ def test_airflow_retries_each_failed_task_and_the_day_equals_a_clean_run(airflow
                          FECO_CONFIG=str(retried / "feco.toml"))
     facts = json.loads(out)
     assert facts["state"] == "success"
-    assert facts["calls"] == {step: 2 for step in STEPS}  # each step ran twice: the failed try and Airflow's retry
+    assert facts["calls"] == {step: 2 for step in STEPS.values()}  # each ran twice: the failed try and Airflow's retry
     assert facts["tries"] == {step: ["success", 2] for step in STEPS}
 
     tasks.run_day(DAY, load_config(clean / "feco.toml"), echo=lambda line: None)
@@ -121,7 +125,7 @@ RUN_ONE_DAY = """
     import pendulum
     from airflow.utils.session import create_session
 
-    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC"))
+    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC").add(days=1))
     with create_session() as session:
         tries = {{ti.task_id: [str(ti.state), ti.try_number, ti.end_date.timestamp()]
                  for ti in run.get_task_instances(session=session)}}

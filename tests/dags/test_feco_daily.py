@@ -22,12 +22,17 @@ def run_in_airflow(home, script: str, **env) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+# As Airflow's dag-processor and task runner load a bundle: its folder on sys.path, so the
+# DAG files import their shared feco_support module.
 LOAD_BAG = """
     try:
-        from airflow.dag_processing.dagbag import DagBag
+        from airflow.dag_processing.dagbag import BundleDagBag
+        bag = BundleDagBag(dag_folder=r"{dags}", bundle_path=r"{dags}")
     except ImportError:  # Airflow before 3.1
+        import sys
         from airflow.models.dagbag import DagBag
-    bag = DagBag(dag_folder=r"{dags}")
+        sys.path.append(r"{dags}")
+        bag = DagBag(dag_folder=r"{dags}")
 """
 
 
@@ -43,20 +48,32 @@ def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
         "retries": [t.retries for t in dag.tasks],
         "tags": sorted(dag.tags),
         "schedule": str(dag.schedule),
+        "pools": {t.task_id: t.pool for t in dag.tasks},
+        "timeouts": [t.execution_timeout.total_seconds() for t in dag.tasks if t.execution_timeout],
+        "failure_callbacks": sum(bool(t.on_failure_callback) for t in dag.tasks),
+        "outlets": {t.task_id: [a.name for a in t.outlets] for t in dag.tasks if t.outlets},
+        "params": sorted(dag.params),
     }))
     """)
     facts = json.loads(out)
     assert facts["errors"] == {}
-    assert facts["tasks"] == ["sample", "coverage", "publish", "score", "detect", "notify"]
+    assert facts["tasks"][:6] == ["wait_for_logs", "sample", "coverage", "publish", "score", "detect"]
+    assert sorted(facts["tasks"][6:]) == ["notify", "report"]
     assert facts["max_active_runs"] == 1
     assert min(facts["retries"]) >= 1
     assert facts["tags"] == ["feco"]
-    assert facts["schedule"] == "@daily"
+    assert facts["schedule"].startswith("CronDataIntervalTimetable(")  # which day a run takes: test_schedule.py
+    writers = {task for task, pool in facts["pools"].items() if pool == "feco_warehouse"}
+    assert writers == set(facts["tasks"]) - {"wait_for_logs"}  # the sensor only lists files
+    assert len(facts["timeouts"]) == len(facts["tasks"]) == facts["failure_callbacks"]
+    assert facts["outlets"] == {"publish": ["feco_coverage"]}
+    assert facts["params"] == ["config", "ds"]
 
 
 def test_parsing_the_dag_imports_no_heavy_library(airflow_home):
     out = run_in_airflow(airflow_home, f"""
     import importlib.util, json, sys
+    sys.path.append(r"{DAGS}")
     spec = importlib.util.spec_from_file_location("feco_daily", r"{DAGS / 'feco_daily.py'}")
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
@@ -65,11 +82,12 @@ def test_parsing_the_dag_imports_no_heavy_library(airflow_home):
 
 
 def test_dag_test_runs_a_day_end_to_end(airflow_home, tmp_path):
+    # A manual run at midnight after DAY, as the scheduled run fires: it processes DAY.
     write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=3))
     config = write_config_file(tmp_path)
     out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + f"""
     import pendulum
-    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC"))
+    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC").add(days=1))
     print(run.state)
     """, FECO_CONFIG=str(config))
     assert out == "success"

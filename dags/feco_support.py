@@ -1,0 +1,87 @@
+"""What feco's DAGs share: the day a run processes, the config param, the coverage asset,
+the warehouse's writer pool and the message sent when a task fails for good.
+
+Airflow glue only; the work is in `feco.tasks`, imported inside functions so that parsing a
+DAG file imports only the standard library and airflow.sdk. Copy this file with the DAGs.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+
+import pendulum
+from airflow.sdk import Asset, Param, get_current_context
+
+# Published when feco_daily has replaced a day's coverage in the warehouse; the ranker DAG
+# is scheduled on it, so it trains after fresh data instead of colliding at midnight.
+COVERAGE = Asset(name="feco_coverage", uri="feco://warehouse/coverage")
+
+# Every task that writes the warehouse runs in this pool of one slot (create it once:
+# `airflow pools set feco_warehouse 1 "feco: one writer of the DuckDB warehouse"`), so the
+# scheduler never starts two writers; feco's file lock is the second line of defence.
+WAREHOUSE_POOL = os.environ.get("FECO_POOL", "feco_warehouse")
+
+# The first day to process. With FECO_START_DATE set, Airflow runs every finished day since
+# (catchup, one at a time); without it, only the latest finished day.
+START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
+CATCHUP = os.environ.get("FECO_CATCHUP", str("FECO_START_DATE" in os.environ)).lower() in ("1", "true", "yes")
+
+PARAMS = {
+    "config": Param(os.environ.get("FECO_CONFIG", ""), type="string",
+                    description="feco config file; empty: $FECO_CONFIG on the worker, else configs/feco.toml"),
+    "ds": Param("", type="string",
+                description="day to process, YYYY-MM-DD; empty: the day that ended when the run's data interval did"),
+}
+
+
+def run_day(context) -> date:
+    """The day a run processes: the `ds` param, else the last day fully ended by the end of
+    the run's data interval (for `@daily`-style timetables, the day before the run fires)."""
+    from feco.tasks import as_date, finished_day
+
+    if context["params"].get("ds"):
+        return as_date(context["params"]["ds"])
+    return finished_day(context.get("data_interval_end") or context["dag_run"].run_after)
+
+
+def run_config(context) -> str | None:
+    return context["params"].get("config") or None
+
+
+def run_step(step: str, **options) -> dict:
+    """Call `feco.tasks.<step>` for this run's day and config: what every task body does."""
+    from feco import tasks
+
+    context = get_current_context()
+    return getattr(tasks, step)(run_day(context), run_config(context), **options)
+
+
+def tell_failure(context) -> None:
+    """on_failure_callback: one message per task that failed after its retries."""
+    from feco import tasks
+
+    ti = context["ti"]
+    try:
+        day = run_day(context).isoformat()
+    except Exception:  # a bad `ds` param is itself the failure being reported
+        day = context["params"].get("ds", "?")
+    error = (str(context.get("exception") or "").strip().splitlines() or ["no error text"])[0][:300]
+    text = f"feco: {ti.dag_id}.{ti.task_id} failed for {day} (try {ti.try_number}): {error} | log: {ti.log_url}"
+    config = run_config(context)
+    tasks.send_message(text, config, webhook_url=webhook_url(config))
+
+
+def webhook_url(config: str | None) -> str | None:
+    """The webhook URL from the Airflow connection the config names: its host when that is a
+    full URL (as for Slack incoming webhooks), else the connection's URI. None without one."""
+    from feco.tasks import as_config
+
+    connection_id = as_config(config).alerts.notify.airflow_connection
+    if not connection_id:
+        return None
+    from airflow.sdk import BaseHook
+
+    connection = BaseHook.get_connection(connection_id)
+    host = connection.host or ""
+    return host if host.startswith(("http://", "https://")) else connection.get_uri()
