@@ -40,10 +40,10 @@ def as_date(ds: date | str) -> date:
 def finished_day(moment: datetime) -> date:
     """The last UTC day that has fully ended at ``moment``: the day a run ending then processes.
 
-    A scheduled run's data interval ends at midnight (or later, for a manual run): the day
-    before that midnight is complete, the day it starts is not.
+    A scheduled run's data interval ends at midnight (a manual run's, when it is triggered):
+    the day before is complete, the day the moment falls in is not.
     """
-    return (moment.astimezone(timezone.utc) - timedelta(microseconds=1)).date()
+    return moment.astimezone(timezone.utc).date() - timedelta(days=1)
 
 
 def as_config(config: Config | str | os.PathLike | None) -> Config:

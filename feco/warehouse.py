@@ -20,7 +20,8 @@ import polars as pl
 
 from feco.errors import DataError, WarehouseBusyError
 
-SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
+# sql/ beside the package in a checkout; feco/sql inside an installed wheel (pyproject.toml).
+SQL_DIR = next(d for d in (Path(__file__).resolve().parents[1] / "sql", Path(__file__).parent / "sql") if d.is_dir())
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
 DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
 

@@ -122,7 +122,7 @@ def test_rerunning_a_day_replaces_it_cleanly(tmp_path):
     files = generate_logs(tmp_path, start=MONDAY, days=1, events_per_day=300, seed=2)
     assert sorted(tmp_path.rglob("*")) == sorted(
         {*files, *(f.parent for f in files), *(f.parent.parent for f in files)}
-        | {tmp_path / "incidents.json"}
+        | {tmp_path / "incidents.json", tmp_path / f"ds={MONDAY}" / "_SUCCESS"}  # the day is complete
     )
     assert json.loads((tmp_path / "incidents.json").read_text())["seed"] == 2
 

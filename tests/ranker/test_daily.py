@@ -113,3 +113,14 @@ def test_scoring_a_day_twice_leaves_the_same_rows(pipeline):
     tasks.score(IMPORTANT, config)
     assert query(config, "SELECT * FROM ranker_daily ORDER BY ALL").equals(before)
     assert set(before.filter(pl.col("ds") == IMPORTANT)["segment_dim"]) == {"all", "region"}
+
+
+def test_the_scheduled_retrain_trains_once_the_model_is_due(pipeline):
+    config, trained = pipeline
+    due = config.model_copy(update={"ranker": config.ranker.model_copy(update={"retrain_days": 3})})
+    after_last = DAYS[-1] + timedelta(days=1)  # the model from TRAINED is 4 days old there
+    kept = tasks.train_ranker(after_last, config, when_due=True)  # retrain_days 7
+    assert kept == {"ds": str(after_last), "trained": False, "why": f"model {trained['version']} is 4 days old"}
+    retrained = tasks.train_ranker(after_last, due, when_due=True)
+    assert retrained["trained"] and retrained["version"].startswith(after_last.isoformat())
+    assert retrained["days"] == 6

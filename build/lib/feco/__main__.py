@@ -1,0 +1,7 @@
+"""`python -m feco` is the `feco` command."""
+
+import sys
+
+from feco.cli import main
+
+sys.exit(main())

@@ -1,0 +1,168 @@
+"""Detect: run the alert rules on one published day and shape the alert rows."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+
+import duckdb
+import polars as pl
+
+from feco.alerts.rollup import roll_up
+from feco.alerts.rules import FIRED_SCHEMA, fired
+from feco.alerts.rules.decay import DecayRule
+from feco.alerts.rules.drop import DropRule
+from feco.alerts.rules.floor import FloorRule
+from feco.alerts.rules.missing import MissingValuesRule, missing_columns
+from feco.alerts.rules.volume import volume_collapse
+from feco.alerts.severity import severity
+from feco.config import Config
+from feco.warehouse import named_query
+
+RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
+DIGITS = 10
+
+
+def detect_alerts(
+    conn: duckdb.DuckDBPyConnection,
+    ds: date,
+    *,
+    config: Config,
+    importance: dict[str, float] | None = None,
+    ndcg_change: dict[tuple[str, str], float] | None = None,
+) -> pl.DataFrame:
+    """Every alert that fires on ``ds``, rolled up, with severity and a readable detail.
+
+    History rules (drop, decay) wait until ``alerts.warmup_days`` days of history exist;
+    floor and missing rules run from the first day. Segments with fewer than
+    ``alerts.min_rows`` sampled rows raise no coverage alert: they get one 'low_volume' row.
+    ``ndcg_change`` maps (segment_dim, segment_value) to the day's measured NDCG@8 change;
+    a coverage alert's detail states it when known.
+
+    Examples
+    --------
+    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
+    ...     alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
+    """
+    settings = config.alerts
+    inputs = _inputs(conn, ds, config)
+    volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
+    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+    eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
+    warm = eligible.filter(pl.col("baseline_days") >= settings.warmup_days)
+    found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
+    for rule in RULES:
+        if rule.needs_history and collapsed.height:
+            continue  # a collapsed day's coverage is not comparable with its history
+        found.append(rule.detect(warm if rule.needs_history else eligible, settings))
+    alerts = _with_ids(pl.concat(found), ds)
+    coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != "missing_column"))
+    rolled = pl.concat([
+        roll_up(coverage_alerts, inputs),
+        alerts.join(coverage_alerts, on="alert_id", how="anti").with_columns(
+            pl.lit(None, pl.String).alias("parent_id"),
+            pl.when(pl.col("rule") == "low_volume").then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
+        ),
+    ])
+    decay_days = config.moving_average_days
+    rolled = _ongoing(rolled, named_query(conn, "recent_alerts", {"ds": ds, "days": decay_days}), ds, decay_days)
+    return _finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features))
+
+
+def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: int) -> pl.DataFrame:
+    """A headline that also fired the day before, in the same place and by the same rule, is
+    'ongoing': the team was paged for it already, so it is listed but not delivered again. A
+    decay counts as ongoing for ``decay_days`` after it last fired: its 7-day average hovers
+    at the threshold, flipping in and out, and is one condition, paged when it first crossed."""
+    keys = ["feature", "segment_dim", "segment_value", "rule"]
+    lookback = pl.when(pl.col("rule") == DecayRule.name).then(decay_days).otherwise(1)
+    seen = (alerts.join(recent, on=keys, how="left", nulls_equal=True)
+            .select(((pl.lit(ds) - pl.col("last_ds")).dt.total_days() <= lookback).fill_null(False))
+            .to_series())
+    return alerts.with_columns(
+        pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
+
+
+def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
+    reference = config.alerts.decay.reference or config.coverage.reference
+    inputs = named_query(conn, "alert_inputs", {
+        "ds": ds, "baseline_days": config.alerts.drop.baseline_days,
+        "spread_days": config.alerts.drop.spread_days,
+        "weekly": config.alerts.weekly,
+        "ref_start": reference.start if reference else None,
+        "ref_end": reference.end if reference else None,
+        "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
+        "min_rows": config.alerts.min_rows,
+        "ma_days": config.moving_average_days,
+    })
+    # Relative drops of every segment, fired or not, so roll-up can compare siblings.
+    return inputs.with_columns(
+        ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
+        ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
+    )
+
+
+def _missing_features(conn, ds: date) -> list[str]:
+    return named_query(conn, "missing_features", {"ds": ds}).get_column("feature").to_list()
+
+
+def _low_volume(inputs: pl.DataFrame, min_rows: int) -> pl.DataFrame:
+    """One row per segment too small to judge that day (marked, never notified)."""
+    small = (inputs.filter(pl.col("n_rows") < min_rows)
+             .unique(["segment_dim", "segment_value"]).sort(["segment_dim", "segment_value"])
+             .with_columns(pl.lit(None, pl.String).alias("feature"), pl.col("n_rows").cast(pl.Float64).alias("observed"),
+                           pl.lit(float(min_rows)).alias("threshold")))
+    return fired(small, "low_volume")
+
+
+def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:
+    keys = alerts.select("feature", "segment_dim", "segment_value", "rule").iter_rows()
+    ids = [hashlib.sha1(f"{ds}|{f}|{d}|{v}|{r}".encode()).hexdigest()[:16] for f, d, v, r in keys]
+    return alerts.with_columns(pl.Series("alert_id", ids, dtype=pl.String))
+
+
+def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
+            ndcg_change: dict[tuple[str, str], float], *, n_features: int) -> pl.DataFrame:
+    rows = []
+    for row in alerts.iter_rows(named=True):
+        # A model that does not use a feature gives it share 0, not "unknown".
+        share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
+        change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
+        detail = describe(row) + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else "")
+        row |= {"ds": ds, "importance": share,
+                "severity": severity(row["rule"], row["drop_rel"], share, n_features),
+                "detail": detail}
+        rows.append(row)
+    schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
+              "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}
+    frame = pl.DataFrame(rows, schema=schema, orient="row").drop("against")  # said in the detail
+    # DuckDB sums in parallel, so the last bits of a mean can differ between runs; rounding
+    # keeps a re-run of a day bit-identical.
+    floats = [name for name, dtype in schema.items() if dtype == pl.Float64]
+    return frame.with_columns(pl.col(floats).round(DIGITS)).sort(
+        ["status", "feature", "segment_dim", "segment_value", "rule"], nulls_last=True)
+
+
+def describe(row: dict) -> str:
+    """One readable line: what dropped where, against what, by how much."""
+    where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
+    rule = row["rule"]
+    if rule == "volume_drop":
+        return f"sampled events fell to {row['observed']:,.0f} from a median of {row['baseline']:,.0f}"
+    if rule == "low_volume":
+        return f"{where}: only {row['observed']:,.0f} sampled rows (< {row['threshold']:,.0f}); coverage alerts suppressed"
+    if rule == "missing_column":
+        return f"{row['feature']}: column missing from the logs"
+    if rule == "missing_values":
+        return (f"{row['feature']} in {where}: NULL/NaN share {row['observed']:.1%} "
+                f"vs {row['baseline']:.1%} before")
+    against = row.get("against") or {"drop_vs_moving_average": "what the previous days predict",
+                                     "decay_vs_reference": "the reference period", "below_floor": "its floor"}[rule]
+    measure = "7-day average coverage" if rule == "decay_vs_reference" else "coverage"
+    line = (f"{row['feature']} in {where}: {measure} {row['observed']:.1%} vs {row['baseline']:.1%} "
+            f"for {against} ({-row['drop_abs'] * 100:+.1f} points")
+    if row["drop_rel"] is not None:
+        line += f", {-row['drop_rel']:+.0%}"
+    if row["std_error"]:
+        line += f", {row['drop_abs'] / row['std_error']:.1f} SE"
+    return line + ")"

@@ -1,0 +1,53 @@
+"""Alert rules, one small class each (Deequ's strategy pattern).
+
+A rule looks at the day's inputs, one row per feature and segment (see
+``sql/queries/alert_inputs.sql``), and returns the rows that fire, with the observed value,
+the baseline and the threshold that made each fire. A fired alert is a row, not an exception.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import polars as pl
+
+from feco.config import Alerts
+
+FIRED_SCHEMA = {
+    "feature": pl.String,
+    "segment_dim": pl.String,
+    "segment_value": pl.String,
+    "rule": pl.String,
+    "observed": pl.Float64,
+    "baseline": pl.Float64,
+    "threshold": pl.Float64,
+    "drop_abs": pl.Float64,
+    "drop_rel": pl.Float64,
+    "std_error": pl.Float64,
+    "n_rows": pl.Int64,
+    "against": pl.String,  # what the baseline is, when not the rule's usual one (for the detail)
+}
+
+
+class Rule(Protocol):
+    name: str
+    needs_history: bool
+
+    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+        """The rows of ``inputs`` that fire, in ``FIRED_SCHEMA``."""
+
+
+def fired(frame: pl.DataFrame, rule: str) -> pl.DataFrame:
+    """Shape a rule's firing rows into ``FIRED_SCHEMA``."""
+    return frame.with_columns(pl.lit(rule).alias("rule")).select(
+        pl.col(name).cast(dtype) if name in frame.columns or name == "rule"
+        else pl.lit(None, dtype).alias(name)
+        for name, dtype in FIRED_SCHEMA.items()
+    )
+
+
+def drop_columns(observed: pl.Expr, baseline: pl.Expr) -> list[pl.Expr]:
+    return [
+        (baseline - observed).alias("drop_abs"),
+        ((baseline - observed) / pl.when(baseline > 0).then(baseline)).alias("drop_rel"),
+    ]

@@ -1,0 +1,36 @@
+"""Missing data: a feature turning NULL is told apart from a feature turning zero."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from feco.alerts.rules import fired
+from feco.config import Alerts
+
+
+class MissingValuesRule:
+    """Fires when the share of NULL/NaN values rose above the previous days' share."""
+
+    name = "missing_values"
+    needs_history = False  # runs in warm-up too, from the first day that has a previous day
+
+    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+        rise = pl.col("missing_share") - pl.col("baseline_missing")
+        firing = (
+            inputs.filter(pl.col("baseline_missing").is_not_null())
+            .with_columns(
+                pl.col("missing_share").alias("observed"),
+                pl.col("baseline_missing").alias("baseline"),
+                (pl.col("baseline_missing") + settings.missing.absolute).alias("threshold"),
+                (-rise).alias("drop_abs"),
+            )
+            .filter(rise >= settings.missing.absolute)
+        )
+        return fired(firing, self.name)
+
+
+def missing_columns(features: list[str]) -> pl.DataFrame:
+    """One alert row per configured feature absent from the day's logs."""
+    frame = pl.DataFrame({"feature": features, "segment_dim": "all", "segment_value": "all"},
+                         schema={"feature": pl.String, "segment_dim": pl.String, "segment_value": pl.String})
+    return fired(frame.with_columns(pl.lit(1.0).alias("observed")), "missing_column")

@@ -1,0 +1,34 @@
+"""Severity: a tier from the size of the drop, weighted by how much the ranker relies on it."""
+
+from __future__ import annotations
+
+FIXED = {"below_floor": "critical", "missing_column": "critical", "missing_values": "high",
+         "volume_drop": "high", "low_volume": "info"}
+TIERS = ((0.5, "critical"), (0.25, "high"), (0.10, "medium"))
+# A feature with less than a quarter of an average feature's importance barely moves ranking.
+UNUSED_WEIGHT = 0.25
+MAX_WEIGHT = 2.0
+
+
+def severity(rule: str, drop_rel: float | None, importance: float | None, n_features: int) -> str:
+    """The tier of one alert.
+
+    ``importance`` is the feature's share of the model's total importance (None while no
+    model is known); ``importance * n_features`` is its weight against an average feature.
+
+    Examples
+    --------
+    >>> severity("drop_vs_moving_average", 0.6, None, 30)
+    'critical'
+    >>> severity("drop_vs_moving_average", 0.9, 0.001, 30)
+    'low'
+    """
+    if rule in FIXED:
+        return FIXED[rule]
+    size = abs(drop_rel or 0.0)
+    if importance is not None:
+        weight = importance * n_features
+        if weight < UNUSED_WEIGHT:
+            return "low"
+        size *= min(weight, MAX_WEIGHT)
+    return next((tier for bound, tier in TIERS if size >= bound), "low")

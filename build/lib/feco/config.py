@@ -1,0 +1,385 @@
+"""The feco configuration: one TOML file validated into typed models.
+
+Every key is checked (unknown keys, wrong types, impossible sampling windows) and an error
+names the key and the file. Relative paths resolve against the config file's folder, so a
+config works from any working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from datetime import date, time
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from feco.errors import ConfigError
+
+DEFAULT_CONFIG = Path("configs/feco.toml")
+MINUTES_PER_DAY = 24 * 60
+SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Paths(_Model):
+    logs: Path
+    samples: Path
+    warehouse: Path
+    report: Path | None = None  # the HTML report's folder; default: "report" beside the warehouse
+
+
+class LogSchema(_Model):
+    """Column names in the team's own logs; nothing is renamed on their side."""
+
+    timestamp: str = "event_ts"
+    event_id: str = "event_id"
+    features: list[str] = Field(min_length=1)
+    product_group: str = "product_group"
+    region: str = "region"
+    query: str = "query"
+    product_first_seen: str = "product_first_seen"
+    label: str = "label"
+
+    @field_validator("features")
+    @classmethod
+    def _unique(cls, features: list[str]) -> list[str]:
+        duplicates = sorted({f for f in features if features.count(f) > 1})
+        if duplicates:
+            raise ValueError(f"feature listed twice: {', '.join(duplicates)}")
+        return features
+
+
+class Sampling(_Model):
+    windows: Annotated[int, Field(ge=1)] = 8
+    window_minutes: Annotated[int, Field(ge=1, le=MINUTES_PER_DAY)] = 10
+    events_per_window: Annotated[int, Field(ge=1)] = 200_000
+    window_starts: list[str] | None = None
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _windows_fit_in_a_day(self) -> Sampling:
+        if self.windows * self.window_minutes > MINUTES_PER_DAY:
+            raise ValueError(
+                f"{self.windows} windows of {self.window_minutes} minutes do not fit in a day"
+            )
+        if self.window_starts is not None:
+            _check_explicit_starts(self.window_starts, self.windows, self.window_minutes)
+        return self
+
+    def start_minutes(self) -> list[int]:
+        """Minute of the day each window starts at, evenly spread unless configured."""
+        if self.window_starts is not None:
+            return [_minutes(s) for s in self.window_starts]
+        spacing = MINUTES_PER_DAY / self.windows
+        # Centre each window in its slice of the day, so no window straddles midnight.
+        return [int(i * spacing + (spacing - self.window_minutes) / 2) for i in range(self.windows)]
+
+
+def _minutes(hhmm: str) -> int:
+    if not re.fullmatch(r"\d{2}:\d{2}", hhmm):
+        raise ValueError(f"window start {hhmm!r} is not HH:MM")
+    parsed = time.fromisoformat(hhmm)
+    return parsed.hour * 60 + parsed.minute
+
+
+def _check_explicit_starts(starts: list[str], windows: int, length: int) -> None:
+    if len(starts) != windows:
+        raise ValueError(f"{len(starts)} window_starts given for {windows} windows")
+    minutes = [_minutes(s) for s in starts]
+    if minutes != sorted(minutes):
+        raise ValueError("window_starts must be in increasing order")
+    for earlier, later in zip(minutes, minutes[1:]):
+        if later < earlier + length:
+            raise ValueError(f"windows starting at {earlier // 60:02d}:{earlier % 60:02d} and "
+                             f"{later // 60:02d}:{later % 60:02d} overlap")
+    if minutes[-1] + length > MINUTES_PER_DAY:
+        raise ValueError(f"the window starting at {starts[-1]} runs past midnight")
+
+
+_RULE = re.compile(r"^\s*(>|!=)\s*(reference_mean|reference_median|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?)\s*$")
+
+
+class CoverageRule(_Model):
+    """When a value counts as covered: ``x > t``, ``x != t`` or ``x >`` a reference statistic."""
+
+    op: Literal[">", "!="]
+    threshold: float | None = None
+    reference: Literal["mean", "median"] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> CoverageRule:
+        match = _RULE.match(text)
+        if not match:
+            raise ValueError(
+                f"coverage rule {text!r} is not one of '> T', '!= T', "
+                "'> reference_mean', '> reference_median'"
+            )
+        op, operand = match.group(1), match.group(2)
+        if operand.startswith("reference_"):
+            if op != ">":
+                raise ValueError(f"coverage rule {text!r}: reference rules use '>'")
+            return cls(op=op, reference=operand.removeprefix("reference_"))
+        return cls(op=op, threshold=float(operand))
+
+    def __str__(self) -> str:
+        operand = f"reference_{self.reference}" if self.reference else f"{self.threshold:g}"
+        return f"{self.op} {operand}"
+
+
+class ReferencePeriod(_Model):
+    start: date
+    end: date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReferencePeriod:
+        if self.end < self.start:
+            raise ValueError("reference period ends before it starts")
+        return self
+
+
+class Coverage(_Model):
+    default_rule: str = "> 0"
+    rules: dict[str, str] = Field(default_factory=dict)
+    reference: ReferencePeriod | None = None
+
+    @field_validator("default_rule")
+    @classmethod
+    def _valid_default(cls, text: str) -> str:
+        CoverageRule.parse(text)
+        return text
+
+    @field_validator("rules")
+    @classmethod
+    def _valid_rules(cls, rules: dict[str, str]) -> dict[str, str]:
+        for text in rules.values():
+            CoverageRule.parse(text)
+        return rules
+
+    def rule_for(self, feature: str) -> CoverageRule:
+        return CoverageRule.parse(self.rules.get(feature, self.default_rule))
+
+
+class Segments(_Model):
+    dimensions: list[Literal["product_group", "region", "query_band", "product_age"]] = Field(
+        default_factory=lambda: list(SEGMENT_DIMENSIONS)
+    )
+    crosses: list[list[Literal["product_group", "region", "query_band", "product_age"]]] = Field(
+        default_factory=list
+    )
+    # Days of samples whose query counts set the bands, the day itself included. One day's
+    # sample reshuffles boundary queries daily; more days give stable bands but, while the
+    # history fills, the band segments shift (a reference period then is not comparable).
+    band_days: Annotated[int, Field(ge=1)] = 1
+    head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
+    new_product_days: Annotated[int, Field(ge=1)] = 30
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Segments:
+        if self.head_share + self.torso_share >= 1:
+            raise ValueError("head_share + torso_share must leave a tail (< 1)")
+        for cross in self.crosses:
+            if len(cross) < 2 or len(set(cross)) != len(cross):
+                raise ValueError(f"cross {cross} needs two or more different dimensions")
+        return self
+
+    def names(self) -> list[tuple[str, ...]]:
+        """Every segment dimension to compute, as column tuples; ``()`` is the global one."""
+        return [()] + [(d,) for d in self.dimensions] + [tuple(c) for c in self.crosses]
+
+
+class DropRule(_Model):
+    """Coverage below the mean of the previous days by a share, an amount, k standard errors of
+    the day's value and k_days standard deviations of the previous days' values."""
+
+    relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
+    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
+    k: Annotated[float, Field(ge=0)] = 3.0
+    k_days: Annotated[float, Field(ge=0)] = 3.25
+    # A segment's drop is also judged against the rest of traffic (its usual ratio to it),
+    # which a day-to-day swing common to all traffic does not move: k_rest sd of that ratio
+    # (stricter than k_days: it is a second test of every segment). 0: off.
+    k_rest: Annotated[float, Field(ge=0)] = 4.0
+    baseline_days: Annotated[int, Field(ge=1)] = 7
+    # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
+    # weekly pattern, and one bad day among them does not mask the days after it.
+    spread_days: Annotated[int, Field(ge=2)] = 28
+    # Persistence: the drop must show in at least this many of the day's windows (0: off).
+    min_windows: Annotated[int, Field(ge=0)] = 0
+
+
+class DecayRule(_Model):
+    """The moving average has fallen below a frozen reference period's coverage by a share, an
+    amount and k standard errors of the difference of the two averages (from the reference
+    days' spread)."""
+
+    relative: Annotated[float, Field(gt=0, lt=1)] = 0.09
+    absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
+    k: Annotated[float, Field(ge=0)] = 2.5
+    reference: ReferencePeriod | None = None
+
+
+class MissingRule(_Model):
+    """The share of NULL/NaN values rose above its baseline (apart from zeros)."""
+
+    absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
+
+
+class Notify(_Model):
+    """Where alerts go. Secrets never live here: only the names of where to find them."""
+
+    jsonl: Path | None = None
+    webhook_url_env: str | None = "FECO_WEBHOOK_URL"
+    airflow_connection: str | None = None
+    timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
+
+
+class Readiness(_Model):
+    """When a day's logs count as complete, so a scheduled run does not sample a partial day.
+
+    With ``marker`` the log pipeline's own signal decides (a file such as ``_SUCCESS`` in the
+    day's partition); without it, every hour partition the sampling windows read must be
+    present and unchanged for ``settle_minutes``. A scheduled run gives up ``wait_hours`` after
+    the day has ended.
+    """
+
+    marker: str | None = None
+    settle_minutes: Annotated[float, Field(ge=0)] = 30.0
+    wait_hours: Annotated[float, Field(gt=0)] = 6.0
+
+
+class Alerts(_Model):
+    warmup_days: Annotated[int, Field(ge=0)] = 7
+    min_rows: Annotated[int, Field(ge=0)] = 500
+    volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    # Search traffic has a weekly rhythm (weekend shoppers differ). The drop rule compares a
+    # day with the baseline shifted by its weekday's usual deviation; both rules measure the
+    # day-to-day spread net of it. Applied where every weekday has two days to learn from.
+    weekly: bool = True
+    drop: DropRule = Field(default_factory=DropRule)
+    decay: DecayRule = Field(default_factory=DecayRule)
+    missing: MissingRule = Field(default_factory=MissingRule)
+    floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
+    notify: Notify = Field(default_factory=Notify)
+
+
+def _default_lightgbm_params() -> dict[str, float | int | str]:
+    return {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 31,
+            "min_data_in_leaf": 20, "feature_fraction": 0.9, "bagging_fraction": 0.8,
+            "bagging_freq": 1, "lambdarank_truncation_level": 20, "num_threads": 2,
+            "seed": 1, "deterministic": True, "force_col_wise": True, "verbose": -1}
+
+
+class Ranker(_Model):
+    """The reference LightGBM lambdarank model: parameters, training period, artifacts."""
+
+    params: dict[str, float | int | str | bool] = Field(default_factory=_default_lightgbm_params)
+    num_boost_round: Annotated[int, Field(ge=1)] = 500
+    early_stopping_rounds: Annotated[int, Field(ge=1)] = 30
+    # Trained on the sampled days before the training date; the last days validate.
+    reference_days: Annotated[int, Field(ge=2)] = 14
+    validation_days: Annotated[int, Field(ge=1)] = 2
+    models: Path = Path("models")
+    shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
+    segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
+    seed: int = 1
+    # The scheduled ranker DAG retrains when the model valid on the next day is this old.
+    retrain_days: Annotated[int, Field(ge=1)] = 7
+
+    @model_validator(mode="after")
+    def _validation_inside_reference(self) -> Ranker:
+        if self.validation_days >= self.reference_days:
+            raise ValueError("validation_days must be fewer than reference_days")
+        return self
+
+
+class Config(_Model):
+    moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
+    paths: Paths
+    logs: LogSchema
+    readiness: Readiness = Field(default_factory=Readiness)
+    sampling: Sampling = Field(default_factory=Sampling)
+    coverage: Coverage = Field(default_factory=Coverage)
+    segments: Segments = Field(default_factory=Segments)
+    alerts: Alerts = Field(default_factory=Alerts)
+    ranker: Ranker = Field(default_factory=Ranker)
+    source: Path = Field(default=Path("<memory>"), exclude=True)
+
+    @model_validator(mode="after")
+    def _rules_name_features(self) -> Config:
+        for section, names in (("coverage.rules", self.coverage.rules),
+                               ("alerts.floor", self.alerts.floor)):
+            unknown = sorted(set(names) - set(self.logs.features))
+            if unknown:
+                raise ValueError(f"{section} names features not in logs.features: {unknown}")
+        uses_reference = any(
+            self.coverage.rule_for(f).reference for f in self.logs.features
+        )
+        if uses_reference and self.coverage.reference is None:
+            raise ValueError("a reference coverage rule needs [coverage.reference] start and end")
+        if self.alerts.drop.min_windows > self.sampling.windows:
+            raise ValueError(f"alerts.drop.min_windows ({self.alerts.drop.min_windows}) exceeds "
+                             f"sampling.windows ({self.sampling.windows}): the drop rule could never fire")
+        return self
+
+
+def config_path(path: str | os.PathLike | None = None) -> Path:
+    """The config to use: the argument, else $FECO_CONFIG, else ``configs/feco.toml``."""
+    return Path(path or os.environ.get("FECO_CONFIG") or DEFAULT_CONFIG)
+
+
+def load_config(path: str | os.PathLike | None = None) -> Config:
+    """Read and validate a feco TOML config.
+
+    Examples
+    --------
+    >>> config = load_config("configs/feco.toml")  # doctest: +SKIP
+    >>> config.sampling.windows
+    8
+    """
+    source = config_path(path).resolve()
+    try:
+        raw = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {source} not found (pass --config PATH or set FECO_CONFIG)"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    return parse_config(raw, source=source)
+
+
+def parse_config(raw: dict, *, source: Path) -> Config:
+    """Validate a config dictionary read from ``source``; relative paths resolve against it."""
+    try:
+        config = Config.model_validate({**raw, "source": source})
+    except ValidationError as error:
+        raise ConfigError(f"{source}: {_describe(error)}") from None
+    base = source.parent
+    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items() if value}
+    resolved.setdefault("report", resolved["warehouse"].parent / "report")
+    notify = config.alerts.notify
+    if notify.jsonl is not None:
+        notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
+    alerts = config.alerts.model_copy(update={"notify": notify})
+    ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
+    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts, "ranker": ranker})
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        problems.append(f"key '{key}': {message}")
+    return "; ".join(problems)

@@ -1,0 +1,200 @@
+"""Coverage states: mergeable counts per window, feature and segment.
+
+For every sampled row (a query–product pair) and feature, a value is *present* when it is
+neither NULL nor NaN and *covered* when it is present and passes the feature's rule. States
+keep the counts (n_rows, n_present, n_covered), never ratios, so days, windows and segments
+merge exactly. Counts are taken once at the finest segment grain and rolled up from there.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+import duckdb
+
+from feco.config import Config, CoverageRule
+from feco.errors import DataError
+from feco.warehouse import sql
+
+GLOBAL = "all"
+
+STATE_SCHEMA = {
+    "ds": pl.Date,
+    "window": pl.Int16,
+    "feature": pl.String,
+    "segment_dim": pl.String,
+    "segment_value": pl.String,
+    "n_rows": pl.Int64,
+    "n_present": pl.Int64,
+    "n_covered": pl.Int64,
+}
+STATUS_SCHEMA = {"ds": pl.Date, "feature": pl.String, "status": pl.String, "detail": pl.String}
+
+
+def compute_states(
+    sample: pl.DataFrame,
+    *,
+    ds: date,
+    config: Config,
+    references: dict[str, float] | None = None,
+    band_history: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Count rows, present and covered values per window, feature and segment.
+
+    Parameters
+    ----------
+    sample
+        The day's sampled rows, with a ``window`` column.
+    references
+        Frozen reference statistics for features whose rule is ``> reference_mean|median``.
+    band_history
+        Sampled events per query (``query``, ``n``) of the days before that set the query
+        bands together with this one (see ``segments.band_days``); None: this day alone.
+
+    Returns
+    -------
+    The ``coverage_states`` rows and one ``feature_status`` row per configured feature
+    (``ok`` or ``missing_column``: a feature absent from the logs is counted as never
+    present and the run goes on).
+
+    Examples
+    --------
+    >>> states, status = compute_states(sample, ds=date(2026, 1, 5), config=config)  # doctest: +SKIP
+    >>> states.filter(segment_dim="all").group_by("feature").agg(
+    ...     (pl.col("n_covered").sum() / pl.col("n_rows").sum()).alias("coverage"))  # doctest: +SKIP
+    """
+    features = config.logs.features
+    missing = [f for f in features if f not in sample.columns]
+    _check_numeric(sample, [f for f in features if f not in missing])
+    finest = count_finest(sample, ds=ds, config=config, references=references or {},
+                          band_history=band_history)
+    states = pl.concat([_roll_up(finest, dims, features) for dims in config.segments.names()])
+    status = pl.DataFrame(
+        [(ds, f, "missing_column" if f in missing else "ok",
+          "column not in the logs" if f in missing else None) for f in features],
+        schema=STATUS_SCHEMA, orient="row",
+    )
+    return states.with_columns(pl.lit(ds).alias("ds")).select(STATE_SCHEMA.keys()), status
+
+
+def _check_numeric(sample: pl.DataFrame, features: list[str]) -> None:
+    for feature in features:
+        dtype = sample.schema[feature]
+        if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null):
+            raise DataError(f"feature column '{feature}' is {dtype}, not numeric")
+
+
+def count_finest(
+    sample: pl.DataFrame, *, ds: date, config: Config, references: dict[str, float],
+    band_history: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Counts per window and every segment dimension at once (``sql/coverage/finest_counts.sql``).
+
+    One pass over the sample in DuckDB; features travel as v0..vN, so no configured name is
+    ever pasted into SQL, and thresholds are bound parameters. A feature missing from the
+    logs is counted as never present. Columns: window, the four dimensions, n_rows and
+    ``p:<feature>``, ``c:<feature>`` (present and covered counts).
+    """
+    features = config.logs.features
+    canonical = _canonical(sample, config=config)
+    counts, params = [], {}
+    for index, feature in enumerate(features):
+        rule = config.coverage.rule_for(feature)
+        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
+        params[f"t{index}"] = _threshold(feature, rule, references)
+    params |= {"ds": ds, "head_share": config.segments.head_share,
+               "torso_share": config.segments.torso_share, "new_days": config.segments.new_product_days}
+    statement = sql("coverage/finest_counts").replace("{feature_counts}", ",\n       ".join(counts))
+    with duckdb.connect() as conn:
+        conn.register("sample", canonical)
+        conn.register("band_history", _band_history(band_history, canonical.schema["query"]))
+        finest = conn.sql(statement, params=params).pl()
+    renames = {f"{kind}{i}": f"{kind}:{f}" for i, f in enumerate(features) for kind in "pc"}
+    return finest.rename(renames)
+
+
+def _canonical(sample: pl.DataFrame, *, config: Config) -> pl.DataFrame:
+    """The columns the SQL reads, under fixed names; features as v0..vN with NaN as NULL."""
+    columns = config.logs
+    sources = {"event_id": columns.event_id, "query": columns.query,
+               "product_group": columns.product_group, "region": columns.region,
+               "product_first_seen": columns.product_first_seen}
+    used = {d for dims in config.segments.names() for d in dims}
+    needed = {"query": "query_band", "product_group": "product_group", "region": "region",
+              "product_first_seen": "product_age"}
+    for name, dim in needed.items():
+        if dim in used and sources[name] not in sample.columns:
+            raise DataError(f"segment column '{sources[name]}' (for {dim}) not in the logs")
+    selected = [pl.col("window")]
+    for name, source in sources.items():
+        present = source in sample.columns and (name == "event_id" or needed[name] in used)
+        selected.append(pl.col(source).alias(name) if present else pl.lit(None, pl.String).alias(name))
+    for index, feature in enumerate(config.logs.features):
+        selected.append(_feature_values(sample, feature).alias(f"v{index}"))
+    return sample.select(selected)
+
+
+def _feature_values(sample: pl.DataFrame, feature: str) -> pl.Expr:
+    if feature not in sample.columns:
+        return pl.lit(None, pl.Float32)
+    dtype = sample.schema[feature]
+    if dtype == pl.Boolean or dtype == pl.Null:
+        return pl.col(feature).cast(pl.Float32)
+    if dtype.is_float() and sample.get_column(feature).is_nan().any():
+        return pl.col(feature).fill_nan(None)  # NaN is never present (nor covered)
+    return pl.col(feature)
+
+
+def _band_history(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
+    """The history's counts with queries of the sample's type, so the join needs no cast."""
+    if history is None:
+        return pl.DataFrame(schema={"query": query_type, "n": pl.Int64})
+    return history.select(pl.col("query").cast(query_type), pl.col("n").cast(pl.Int64))
+
+
+def _threshold(feature: str, rule: CoverageRule, references: dict[str, float]) -> float:
+    if rule.reference is None:
+        return rule.threshold
+    if feature not in references:
+        raise DataError(f"no reference {rule.reference} stored for feature '{feature}'")
+    return references[feature]
+
+
+def _roll_up(finest: pl.DataFrame, dims: tuple[str, ...], features: list[str]) -> pl.DataFrame:
+    sums = [pl.col(c).sum() for c in finest.columns if c == "n_rows" or c[:2] in ("p:", "c:")]
+    grouped = finest.group_by(["window", *dims]).agg(sums)
+    segment_value = pl.concat_str(list(dims), separator=" x ") if dims else pl.lit(GLOBAL)
+    grouped = grouped.with_columns(
+        pl.lit(" x ".join(dims) or GLOBAL).alias("segment_dim"), segment_value.alias("segment_value")
+    )
+    return pl.concat(
+        grouped.select(
+            pl.col("window").cast(pl.Int16), pl.lit(f).alias("feature"), "segment_dim", "segment_value",
+            pl.col("n_rows").cast(pl.Int64),
+            pl.col(f"p:{f}").cast(pl.Int64).alias("n_present"),
+            pl.col(f"c:{f}").cast(pl.Int64).alias("n_covered"),
+        )
+        for f in features
+    )
+
+
+def reference_statistics(sample: pl.DataFrame, *, config: Config) -> dict[str, float]:
+    """Mean or median of each reference-rule feature's present values over ``sample``.
+
+    Computed once over the configured reference period and stored: a threshold taken from the
+    current day would make coverage about 50% by construction.
+    """
+    statistics = {}
+    for feature in config.logs.features:
+        rule = config.coverage.rule_for(feature)
+        if rule.reference is None:
+            continue
+        if feature not in sample.columns:
+            raise DataError(f"feature '{feature}' is not in the reference period's logs")
+        values = sample.get_column(feature).cast(pl.Float64).fill_nan(None).drop_nulls()
+        if values.len() == 0:
+            raise DataError(f"feature '{feature}' has no values in the reference period")
+        statistics[feature] = float(values.mean() if rule.reference == "mean" else values.median())
+    return statistics

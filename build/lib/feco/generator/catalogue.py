@@ -1,0 +1,96 @@
+"""The simulated world behind the logs: queries and products that outlive any one day.
+
+Nothing here is stored: a query's or a product's attributes are a hash of (seed, its id), so a
+day can be generated alone and still agree with every other day of the same seed.
+
+Products are identified by when they arrived: ``product_id = first_seen_ordinal * 10_000 +
+group * 1_000 + slot``. New products arrive every day in every group (more in big groups), and
+the catalogue needs no state to know a product's group or first-seen date.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from feco.generator.schema import GROUP_WEIGHTS
+
+N_QUERIES = 50_000
+# Zipf exponent 1 over 50k queries puts ~170 queries in the head (50% of traffic) and ~5k in
+# the torso (next 30%), leaving a long tail, as in product search.
+_ZIPF_EXPONENT = 1.0
+_BAND_EDGES = (0.5, 0.8)
+
+SLOTS_PER_DAY = np.maximum(3, np.round(300 * np.asarray(GROUP_WEIGHTS))).astype(np.int64)
+MAX_AGE_DAYS = 1_500
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser over a uint64 array: a cheap, well-spread stateless hash."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def hash_ids(ids: np.ndarray, *, seed: int, stream: int) -> np.ndarray:
+    """Hash integer ids into 64 random bits, independently per (seed, stream)."""
+    salt = mix(np.array([seed * 1_000_003 + stream], dtype=np.uint64))[0]
+    return mix(ids.astype(np.uint64) * _GOLDEN ^ salt)
+
+
+def uniforms(bits: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Split 64 hashed bits into four float32 uniforms on (0, 1) with 16-bit resolution."""
+    mask = np.uint64(0xFFFF)
+    return tuple(
+        (((bits >> np.uint64(shift)) & mask).astype(np.float32) + 0.5) / 65536.0
+        for shift in (0, 16, 32, 48)
+    )
+
+
+def normal_from_uniform(u: np.ndarray) -> np.ndarray:
+    """A logistic stand-in for the normal quantile: unit variance, close enough for latents."""
+    return (0.5513 * np.log(u / (1.0 - u))).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """Query popularity and attributes for one seed; the index is the popularity rank."""
+
+    cdf: np.ndarray
+    band: np.ndarray
+    popularity_score: np.ndarray
+    group: np.ndarray
+    names: pa.Array
+
+
+@functools.lru_cache(maxsize=8)
+def query_table(seed: int) -> QueryTable:
+    """The query catalogue of ``seed`` (cached: every hour of every day uses it)."""
+    ranks = np.arange(N_QUERIES)
+    weights = 1.0 / (ranks + 1.0) ** _ZIPF_EXPONENT
+    cdf = np.cumsum(weights) / weights.sum()
+    # A query's band is set by the traffic share of the queries more popular than it.
+    band = np.searchsorted(_BAND_EDGES, cdf - weights / weights.sum(), side="right").astype(np.int8)
+    popularity_score = (1.0 - np.log1p(ranks) / np.log1p(N_QUERIES)).astype(np.float32)
+    u_group, _, _, _ = uniforms(hash_ids(ranks, seed=seed, stream=1))
+    group = np.searchsorted(np.cumsum(GROUP_WEIGHTS), u_group * 0.999999).astype(np.int8)
+    # Names are a seeded permutation so a query's popularity is not readable from its name.
+    perm = np.random.default_rng(np.random.SeedSequence([seed, 1])).permutation(N_QUERIES)
+    names = pa.array([f"q{number:06d}" for number in perm], type=pa.string())
+    return QueryTable(
+        cdf=cdf, band=band, popularity_score=popularity_score, group=group, names=names
+    )
+
+
+def product_ids(first_seen: np.ndarray, group: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """Product ids from arrival day ordinal, group index and slot within that day's arrivals."""
+    return first_seen.astype(np.int64) * 10_000 + group.astype(np.int64) * 1_000 + slot

@@ -1,0 +1,11 @@
+"""The ranker: a LightGBM lambdarank model, its importances, and what coverage does to it.
+
+Submodules (import the one you need; none is imported here, so the pipeline's alert step can
+read stored importances without loading LightGBM): :mod:`~feco.ranker.model` (train, predict,
+score at NDCG@4/8 under feco's and LightGBM's conventions), :mod:`~feco.ranker.importance`
+(exact TreeSHAP and gain per feature), :mod:`~feco.ranker.perturb` (seeded coverage
+reductions), :mod:`~feco.ranker.datasets` (the public LTR sets, read in place),
+:mod:`~feco.ranker.experiment` (the FeCo paper's coverage-drop grid), :mod:`~feco.ranker.store`
+(warehouse tables and what the alerts read back) and :mod:`~feco.ranker.daily` (the reference
+ranker on the pipeline's own samples and the daily NDCG).
+"""

@@ -1,0 +1,71 @@
+"""The public learning-to-rank sets of ``../shared/data/ltr``, read in place, as folds.
+
+MQ2008 uses the five folds of its readme (Fold1 = train S1–S3, validate S4, test S5, then
+rotating). The Webis ClueWeb09 set ships five disjoint test files and no fold map; feco
+rotates them the same way (fold k tests on file k, validates on the next, trains on the other
+three), so both sets are split alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from feco.errors import DataError, UsageError
+from feco.letor import read_letor
+
+DATASETS = ("mq2008", "webis")
+FOLDS = (1, 2, 3, 4, 5)
+_FILES = {
+    "mq2008": ("mq2008", [f"S{i}.txt" for i in FOLDS]),
+    "webis": ("webis_clueweb09", [f"fold{i}.test.txt" for i in FOLDS]),
+}
+
+
+@dataclass(frozen=True)
+class Split:
+    """One fold of a dataset: train, validation and test frames and the feature columns."""
+
+    dataset: str
+    fold: int
+    train: pl.DataFrame
+    valid: pl.DataFrame
+    test: pl.DataFrame
+    features: list[str]
+
+
+def default_root() -> Path:
+    """``../shared/data/ltr`` beside the repository, where the datasets live."""
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ltr"
+
+
+def load_split(dataset: str, fold: int = 1, *, root: Path | None = None) -> Split:
+    """Read fold ``fold`` of ``dataset`` (``"mq2008"`` or ``"webis"``).
+
+    Examples
+    --------
+    >>> split = load_split("mq2008", 1)  # doctest: +SKIP
+    >>> split.train.height, split.valid.height, split.test.height  # doctest: +SKIP
+    (9630, 2707, 2874)
+    """
+    if dataset not in _FILES:
+        raise UsageError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
+    if fold not in FOLDS:
+        raise UsageError(f"fold must be one of 1..5, got {fold}")
+    folder, names = _FILES[dataset]
+    base = (root or default_root()) / folder
+    files = [base / name for name in names]
+    absent = [str(f) for f in files if not f.exists()]
+    if absent:
+        raise DataError(f"{dataset} is not at {base}: missing {', '.join(absent)}")
+    order = [(fold - 1 + i) % 5 for i in range(5)]  # Fold1: S1..S3 train, S4 valid, S5 test
+    parts = [_read(files[i]) for i in order]
+    train = pl.concat(parts[:3], how="vertical")
+    features = [c for c in train.columns if c not in ("qid", "label", "docid", "comment")]
+    return Split(dataset, fold, train, parts[3], parts[4], features)
+
+
+def _read(path: Path) -> pl.DataFrame:
+    return read_letor(path).drop("docid", "comment", strict=False)

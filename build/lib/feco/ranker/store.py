@@ -1,0 +1,91 @@
+"""Write ranker results to the warehouse: replace by key in one transaction.
+
+An experiment's rows (its model runs, importances, cells and correlations) are replaced as a
+whole by experiment id, a reference model's by run id, a day's scores by ds: running the same
+thing twice leaves the same rows.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import TYPE_CHECKING
+
+import duckdb
+import polars as pl
+
+from feco.warehouse import named_query, replace_rows
+
+if TYPE_CHECKING:
+    from feco.ranker.experiment import ExperimentResult
+
+
+def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult") -> None:
+    """Replace one experiment's rows in model_runs, feature_importance and the result tables.
+
+    Examples
+    --------
+    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
+    ...     store_experiment(conn, result)
+    """
+    key = {"experiment_id": result.experiment_id}
+    correlations = result.correlations.with_columns(pl.lit(result.experiment_id).alias("experiment_id"))
+    replace_rows(conn, [
+        ("feature_importance", "run_id IN (SELECT run_id FROM model_runs WHERE experiment_id = $experiment_id)",
+         key, result.importance),
+        ("model_runs", "experiment_id = $experiment_id", key, result.model_runs),
+        ("coverage_drop_results", "experiment_id = $experiment_id", key, result.cells),
+        ("coverage_drop_correlations", "experiment_id = $experiment_id", key, correlations),
+    ])
+
+
+def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.DataFrame) -> None:
+    """Replace one model run and its feature importances."""
+    key = {"run_id": run["run_id"]}
+    replace_rows(conn, [
+        ("feature_importance", "run_id = $run_id", key, importance.with_columns(pl.lit(run["run_id"]).alias("run_id"))),
+        ("model_runs", "run_id = $run_id", key, pl.DataFrame([run])),
+    ])
+
+
+def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame) -> None:
+    """Replace one day's rows in ranker_daily (an empty frame clears the day)."""
+    replace_rows(conn, [("ranker_daily", "ds = $ds", {"ds": ds}, scores)])
+
+
+def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:
+    """The reference model run that scores ``ds`` (the newest valid on it), or None.
+
+    Examples
+    --------
+    >>> current_model(conn, date(2026, 3, 20))  # doctest: +SKIP
+    {'run_id': 'reference-2026-03-16-…', 'version': '2026-03-16-…', 'artifact': '…/model.txt'}
+    """
+    found = named_query(conn, "ranker_current_model", {"ds": ds})
+    return found.row(0, named=True) if found.height else None
+
+
+def importance_shares(conn: duckdb.DuckDBPyConnection, ds: date) -> dict[str, float] | None:
+    """Each feature's SHAP share in the model that scores ``ds``; None without a model.
+
+    Examples
+    --------
+    >>> importance_shares(conn, date(2026, 3, 20))  # doctest: +SKIP
+    {'eng_ctr_30d': 0.31, ...}
+    """
+    model = current_model(conn, ds)
+    if model is None:
+        return None
+    shares = named_query(conn, "ranker_importance_shares", {"run_id": model["run_id"]})
+    return dict(shares.iter_rows())
+
+
+def ndcg_changes(conn: duckdb.DuckDBPyConnection, ds: date) -> dict[tuple[str, str], float]:
+    """The day's NDCG@8 change against the previous 7 days, per (segment_dim, segment_value).
+
+    Examples
+    --------
+    >>> ndcg_changes(conn, date(2026, 3, 20))  # doctest: +SKIP
+    {('all', 'all'): -0.021, ('region', 'DE'): -0.064}
+    """
+    found = named_query(conn, "ranker_ndcg_change", {"ds": ds})
+    return {(d, v): change for d, v, _, change in found.iter_rows()}

@@ -1,0 +1,66 @@
+"""Is a day of logs complete? The check a scheduled run waits on before it samples the day.
+
+Logs land late: the last hour of a day may still be written when the day's run starts, and
+sampling a partial day would publish coverage that looks like an outage. Two signals, from
+the config's ``[readiness]``:
+
+- ``marker``: a file the log pipeline writes into the day's partition when it is done
+  (``_SUCCESS`` for Spark and Hive jobs). The most reliable signal, where there is one.
+- otherwise, every hour partition the sampling windows read holds Parquet files and none of
+  them changed in the last ``settle_minutes``.
+
+The check only reads the file listing; it never opens a log file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+
+from feco.config import Config
+from feco.sampling import day_windows, partition_dir
+
+
+@dataclass(frozen=True)
+class LogReadiness:
+    ds: date
+    ready: bool
+    reason: str
+    deadline: datetime  # when a scheduled run gives up waiting
+    overdue: bool  # not ready, and past the deadline
+
+    def give_up_line(self) -> str:
+        return f"logs for {self.ds} not ready by {self.deadline:%Y-%m-%d %H:%M} UTC: {self.reason}"
+
+
+def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
+    """Whether the logs of ``ds`` are complete at ``now`` (aware, UTC), and why not."""
+    settings = config.readiness
+    deadline = datetime.combine(ds + timedelta(days=1), time(), timezone.utc) + timedelta(hours=settings.wait_hours)
+    day = partition_dir(config.paths.logs, ds)
+    if settings.marker:
+        ready = (day / settings.marker).is_file()
+        reason = "marker present" if ready else f"no {settings.marker} in {day}"
+    else:
+        ready, reason = _settled(day, _hours_read(ds, config), now=now, settle=timedelta(minutes=settings.settle_minutes))
+    return LogReadiness(ds, ready, reason, deadline, overdue=not ready and now >= deadline)
+
+
+def _hours_read(ds: date, config: Config) -> list[int]:
+    return sorted({hour for window in day_windows(ds, config) for hour in window.hours()})
+
+
+def _settled(day, hours: list[int], *, now: datetime, settle: timedelta) -> tuple[bool, str]:
+    changed: dict[int, datetime] = {}
+    for path in day.glob("hour=*/*.parquet"):
+        hour = path.parent.name.removeprefix("hour=")
+        if hour.isdigit():
+            modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+            changed[int(hour)] = max(modified, changed.get(int(hour), modified))
+    missing = [f"{h:02d}" for h in hours if h not in changed]
+    if missing:
+        return False, f"hour partitions {', '.join(missing)} missing or empty under {day}"
+    newest = max(changed[h] for h in hours)
+    if now - newest < settle:
+        return False, f"files under {day} changed at {newest:%H:%M:%S} UTC, less than {settle} before {now:%H:%M:%S}"
+    return True, f"{len(hours)} hour partitions present and unchanged for {settle}"

@@ -1,0 +1,145 @@
+-- alert_inputs: everything the coverage alert rules need for one day, one row per feature
+-- and segment present that day.
+-- Inputs: coverage_states, feco_daily, alerts (earlier days').
+-- Params: $ds; $baseline_days (days before ds in the baseline mean); $spread_days (days
+-- before ds whose values give the day-to-day spread and the weekly pattern: longer than the
+-- baseline, so one bad day does not dominate); $ref_start, $ref_end (the frozen reference
+-- period, NULL for none); $min_rows (rows a reference day needs to count); $ref_min_days
+-- (such days a reference needs: a segment too young or too small then has none); $ma_days
+-- (the moving average's length); $weekly (adjust the baseline for the day of the week).
+-- Output, per feature and segment:
+--   n_rows, observed (coverage on ds), missing_share;
+--   windows, std_error (sd of the day's window coverages / sqrt(windows): the windows are
+--     clusters, so this is the honest error of the day's value), window_coverages;
+--   baseline (mean daily coverage over the previous $baseline_days calendar days, plus, with
+--     $weekly, the usual deviation of ds's day of the week: its mean over the spread period
+--     minus the mean of the seven weekday means), baseline_days, baseline_missing (their mean
+--     NULL/NaN share), weekday_effect (that deviation, NULL when not applied);
+--   baseline_sd (sd of the daily values of the spread period's normal days, those that
+--     raised no drop alert for this feature and segment, so an incident's first day does not
+--     hide its second; with $weekly, the sd of their residuals from their weekday's mean, on
+--     n - 7 degrees of freedom, so a weekly swing is not mistaken for noise). The weekly
+--     adjustment needs two normal days of every weekday; a segment with fewer gets none.
+--     Either sd is scaled by sqrt(1 + 1/baseline_days): ds is compared with a mean of
+--     baseline_days days, which has its own error (the weekday effect's is left out);
+--   rest_baseline (the segment's coverage at its usual ratio to the rest of traffic: the
+--     ratio's mean over the previous $baseline_days days times the rest's coverage on ds, the
+--     rest being the global counts less the segment's; NULL for the global segment) and
+--     rest_baseline_sd (the ratio's sd over the spread period's normal days, in the same
+--     units and scaled as baseline_sd): a day-to-day swing moves every segment alike, so
+--     against the rest a segment's own drop stands out;
+--   coverage_ma7 (mean daily coverage over the $ma_days calendar days ending at ds, as in
+--     the feco_ma7 view, computed here from the recent days only so that a day's cost does
+--     not grow with the history), days_in_window;
+--   reference (mean daily coverage over the reference days with at least $min_rows rows),
+--     reference_sd (their sd; with $weekly and two days of every weekday, around each
+--     weekday's mean: a 7-day average and a whole-week reference both cancel the weekly
+--     swing, so it is not noise between them), reference_days.
+WITH day_windows AS (
+    SELECT feature, segment_dim, segment_value, "window",
+           n_covered / nullif(n_rows, 0) AS coverage
+    FROM coverage_states
+    WHERE ds = $ds
+),
+window_spread AS (
+    SELECT feature, segment_dim, segment_value,
+           count(coverage) AS windows,
+           stddev_samp(coverage) / sqrt(count(coverage)) AS std_error,
+           list(coverage ORDER BY "window") AS window_coverages
+    FROM day_windows
+    GROUP BY feature, segment_dim, segment_value
+),
+recent AS (
+    -- The days the history needs and ds itself, each segment with the coverage of the rest
+    -- of traffic that day (the global counts less the segment's).
+    SELECT *,
+           (any_value(n_covered) FILTER (WHERE segment_dim = 'all') OVER same_day - n_covered)
+               / nullif(any_value(n_rows) FILTER (WHERE segment_dim = 'all') OVER same_day - n_rows, 0)
+               AS rest_coverage
+    FROM feco_daily
+    WHERE ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+    WINDOW same_day AS (PARTITION BY ds, feature)
+),
+previous_days AS (
+    SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.coverage,
+           daily.missing_share, daily.coverage / nullif(daily.rest_coverage, 0) AS rest_ratio,
+           alerts.ds IS NULL AS normal
+    FROM recent AS daily
+    LEFT JOIN (
+        SELECT DISTINCT ds, feature, segment_dim, segment_value
+        FROM alerts
+        WHERE rule = 'drop_vs_moving_average'
+    ) AS alerts USING (ds, feature, segment_dim, segment_value)
+    WHERE daily.ds < $ds
+),
+history AS (
+    SELECT feature, segment_dim, segment_value,
+           avg(coverage) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline,
+           count(*) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_days,
+           avg(missing_share) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_missing,
+           stddev_samp(coverage) FILTER (WHERE normal) AS baseline_sd,
+           avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS rest_ratio,
+           stddev_samp(rest_ratio) FILTER (WHERE normal) AS rest_ratio_sd,
+           sum(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
+           count(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days
+    FROM previous_days
+    GROUP BY feature, segment_dim, segment_value
+),
+normal_days AS (
+    SELECT feature, segment_dim, segment_value, coverage, isodow(ds) AS weekday,
+           avg(coverage) OVER same_weekday AS weekday_mean,
+           count(coverage) OVER same_weekday AS weekday_count
+    FROM previous_days
+    WHERE normal AND $weekly
+    WINDOW same_weekday AS (PARTITION BY feature, segment_dim, segment_value, isodow(ds))
+),
+weekly AS (
+    -- A weekday's rows sum weekday_mean / weekday_count to its mean once, so the sum over all
+    -- rows divided by 7 is the mean of the seven weekday means.
+    SELECT feature, segment_dim, segment_value,
+           any_value(weekday_mean) FILTER (WHERE weekday = isodow($ds))
+               - sum(weekday_mean / weekday_count) / 7 AS weekday_effect,
+           sqrt(sum((coverage - weekday_mean) ^ 2) / (count(coverage) - 7)) AS residual_sd
+    FROM normal_days
+    GROUP BY feature, segment_dim, segment_value
+    HAVING count(DISTINCT weekday) FILTER (WHERE weekday_count >= 2) = 7
+),
+reference_days AS (
+    SELECT feature, segment_dim, segment_value, coverage, isodow(ds) AS weekday,
+           coverage - avg(coverage) OVER same_weekday AS residual,
+           count(coverage) OVER same_weekday AS weekday_count
+    FROM feco_daily
+    WHERE ds BETWEEN $ref_start AND $ref_end AND n_rows >= $min_rows
+    WINDOW same_weekday AS (PARTITION BY feature, segment_dim, segment_value, isodow(ds))
+),
+reference AS (
+    SELECT feature, segment_dim, segment_value,
+           CASE WHEN count(*) >= $ref_min_days THEN avg(coverage) END AS reference,
+           CASE WHEN $weekly AND count(DISTINCT weekday) FILTER (WHERE weekday_count >= 2) = 7
+                THEN sqrt(sum(residual ^ 2) / (count(*) - 7))
+                ELSE stddev_samp(coverage) END AS reference_sd,
+           count(*) AS reference_days
+    FROM reference_days
+    GROUP BY feature, segment_dim, segment_value
+)
+SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
+       today.coverage AS observed, today.missing_share,
+       window_spread.windows, window_spread.std_error, window_spread.window_coverages,
+       history.baseline + coalesce(weekly.weekday_effect, 0) AS baseline,
+       coalesce(history.baseline_days, 0) AS baseline_days,
+       history.baseline_missing, weekly.weekday_effect,
+       coalesce(weekly.residual_sd, history.baseline_sd) * sqrt(1 + 1 / history.baseline_days)
+           AS baseline_sd,
+       history.rest_ratio * today.rest_coverage AS rest_baseline,
+       history.rest_ratio_sd * today.rest_coverage * sqrt(1 + 1 / history.baseline_days) AS rest_baseline_sd,
+       (coalesce(history.recent_sum, 0) + today.coverage)
+           / (coalesce(history.recent_days, 0) + 1) AS coverage_ma7,
+       coalesce(history.recent_days, 0) + 1 AS days_in_window,
+       reference.reference, reference.reference_sd, reference.reference_days
+FROM recent AS today
+JOIN window_spread USING (feature, segment_dim, segment_value)
+LEFT JOIN history USING (feature, segment_dim, segment_value)
+LEFT JOIN weekly USING (feature, segment_dim, segment_value)
+LEFT JOIN reference USING (feature, segment_dim, segment_value)
+WHERE today.ds = $ds
+ORDER BY today.feature, today.segment_dim, today.segment_value;

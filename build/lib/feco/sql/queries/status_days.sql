@@ -1,0 +1,13 @@
+-- status_days: what the warehouse holds, for `feco status`.
+-- Inputs: runs, sample_windows, feature_status. Output: one row: days, first_ds, last_ds,
+-- last_published_at, events_sampled (all days), features_missing (feature-days missing from
+-- the logs), short_windows (windows that had fewer events than wanted).
+SELECT count(*) AS days,
+       min(ds) AS first_ds,
+       max(ds) AS last_ds,
+       max(published_at) AS last_published_at,
+       coalesce(sum(events_sampled), 0) AS events_sampled,
+       (SELECT count(*) FROM feature_status WHERE status <> 'ok') AS features_missing,
+       (SELECT count(*) FROM sample_windows WHERE events_sampled < $events_per_window)
+           AS short_windows
+FROM runs;

@@ -1,0 +1,32 @@
+-- model_runs: one row per trained or evaluated ranker (feco.ranker), experiments and daily.
+-- kind: 'reference' (the pipeline's ranker, a versioned artifact), 'coverage_drop:baseline',
+-- 'coverage_drop:test' (baseline model on a test set with one feature's coverage reduced) or
+-- 'coverage_drop:retrain' (model retrained on reduced data). NDCG are test-set means: ndcg4/8
+-- under feco's conventions (queries with no relevant document excluded, counted in
+-- queries_no_relevant), *_lightgbm under LightGBM's (such a query scores 1).
+-- version, artifact, train_start/end and valid_from are set for 'reference' runs only: a
+-- reference model scores days from valid_from on, until a newer one is valid.
+CREATE TABLE IF NOT EXISTS model_runs (
+    run_id VARCHAR NOT NULL PRIMARY KEY,
+    kind VARCHAR NOT NULL,
+    dataset VARCHAR,
+    fold INTEGER,
+    experiment_id VARCHAR,
+    version VARCHAR,
+    artifact VARCHAR,
+    train_start DATE,
+    train_end DATE,
+    valid_from DATE,
+    params VARCHAR,
+    best_iteration INTEGER,
+    train_seconds DOUBLE,
+    predict_seconds DOUBLE,
+    shap_seconds DOUBLE,
+    shap_rows BIGINT,
+    ndcg4 DOUBLE,
+    ndcg8 DOUBLE,
+    ndcg4_lightgbm DOUBLE,
+    ndcg8_lightgbm DOUBLE,
+    queries BIGINT,
+    queries_no_relevant BIGINT
+);

@@ -1,0 +1,266 @@
+"""The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
+
+Each step takes the day it processes and the config (a loaded one, or a path) and is
+idempotent: sample → coverage → publish → score → detect → notify, then report. Steps hand
+over through files in the day's sample folder, so a scheduler can retry any step alone.
+Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
+reference model) and `send_message` (a plain line to the alert channels, for failures).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import polars as pl
+
+from feco.config import Config, load_config
+from feco.coverage import compute_states, reference_statistics
+from feco.errors import DataError, UsageError
+from feco.locking import run_lock
+from feco.sampling import partition_dir, read_sample, sample_day, sampled_query_events, write_sample
+from feco.warehouse import named_query, open_for_write, publish_day
+
+STATES_FILE = "_coverage_states.parquet"
+STATUS_FILE = "_feature_status.parquet"
+
+
+def as_date(ds: date | str) -> date:
+    if isinstance(ds, date):
+        return ds
+    try:
+        return date.fromisoformat(str(ds)[:10])
+    except ValueError:
+        raise UsageError(f"'{ds}' is not a date (YYYY-MM-DD)") from None
+
+
+def finished_day(moment: datetime) -> date:
+    """The last UTC day that has fully ended at ``moment``: the day a run ending then processes.
+
+    A scheduled run's data interval ends at midnight (a manual run's, when it is triggered):
+    the day before is complete, the day the moment falls in is not.
+    """
+    return moment.astimezone(timezone.utc).date() - timedelta(days=1)
+
+
+def as_config(config: Config | str | os.PathLike | None) -> Config:
+    return config if isinstance(config, Config) else load_config(config)
+
+
+def exclusive(step):
+    """Run a step under the warehouse's run lock (see feco.locking), with ds and config parsed."""
+
+    @functools.wraps(step)
+    def locked(ds: date | str, config: Config | str | None = None, **options):
+        ds, config = as_date(ds), as_config(config)
+        with run_lock(config.paths.warehouse):
+            return step(ds, config, **options)
+
+    return locked
+
+
+def check_logs(ds: date | str, config: Config | str | None = None, *, now: datetime | None = None):
+    """Whether the day's logs are complete (see feco.readiness); reads only the file listing."""
+    from feco.readiness import check_logs as check
+
+    return check(as_date(ds), as_config(config), now=now or datetime.now(timezone.utc))
+
+
+@exclusive
+def sample(ds: date | str, config: Config | str | None = None) -> dict:
+    """Sample the day's windows and write them under the samples folder."""
+    rows, windows = sample_day(ds, config)
+    write_sample(ds, rows, windows, config.paths.samples)
+    return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows.height}
+
+
+@exclusive
+def coverage(ds: date | str, config: Config | str | None = None) -> dict:
+    """Count coverage states from the day's sample and stage them beside it."""
+    rows, _ = read_sample(ds, config.paths.samples)
+    states, status = compute_states(rows, ds=ds, config=config, references=references(config),
+                                    band_history=_band_history(ds, config))
+    day = partition_dir(config.paths.samples, ds)
+    _write_atomically(states, day / STATES_FILE)
+    _write_atomically(status, day / STATUS_FILE)
+    missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
+    return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
+    """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
+    days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
+    if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
+        return None
+    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
+                                query=config.logs.query)
+
+
+@exclusive
+def publish(ds: date | str, config: Config | str | None = None) -> dict:
+    """Replace the day's rows in the warehouse with the staged sample summary and states."""
+    day = partition_dir(config.paths.samples, ds)
+    staged = {name: day / name for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
+    absent = [str(p) for p in staged.values() if not p.exists()]
+    if absent:
+        raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
+    windows = pl.read_parquet(staged["_windows.parquet"])
+    states = pl.read_parquet(staged[STATES_FILE])
+    status = pl.read_parquet(staged[STATUS_FILE])
+    run = pl.DataFrame({
+        "ds": [ds],
+        "published_at": [datetime.now(timezone.utc)],
+        "events_sampled": [int(windows["events_sampled"].sum())],
+        "rows_sampled": [int(states.filter(segment_dim="all", feature=config.logs.features[0])["n_rows"].sum())],
+        "features": [len(config.logs.features)],
+        "config_digest": [config_digest(config)],
+    })
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
+                               "feature_status": status, "runs": run})
+    return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
+
+
+@exclusive
+def score(ds: date | str, config: Config | str | None = None) -> dict:
+    """Score the day's sample with the reference ranker valid on it; without one, nothing."""
+    from feco.ranker.daily import score_day
+
+    return score_day(ds, config)
+
+
+@exclusive
+def detect(ds: date | str, config: Config | str | None = None) -> dict:
+    """Run the alert rules on the published day and replace its alerts.
+
+    Severity weighs each drop by the feature's importance in the ranker that scored the day,
+    and the text gives the day's measured NDCG@8 change, when a ranker is known.
+    """
+    from feco.alerts import detect_alerts
+    from feco.ranker.store import importance_shares, ndcg_changes
+
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
+                               ndcg_change=ndcg_changes(conn, ds))
+        publish_day(conn, ds, {"alerts": alerts})
+    open_alerts = alerts.filter(pl.col("status") == "open")
+    return {"ds": ds.isoformat(), "open": open_alerts.height,
+            "ongoing": alerts.filter(pl.col("status") == "ongoing").height,
+            "grouped": alerts.filter(pl.col("status") == "grouped").height,
+            "by_severity": dict(open_alerts.group_by("severity").len().iter_rows())}
+
+
+@exclusive
+def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
+           echo=print) -> dict:
+    """Deliver open alerts not delivered yet (this day's and pending ones from days before)."""
+    from feco.alerts.notify import notify_alerts
+
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
+
+
+@exclusive
+def report(ds: date | str, config: Config | str | None = None) -> dict:
+    """Write the HTML report of the warehouse as of the day into ``paths.report``."""
+    from feco.report import write_report
+
+    page = write_report(config.paths.warehouse, config.paths.report)
+    return {"ds": ds.isoformat(), "report": str(page)}
+
+
+@exclusive
+def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due: bool = False) -> dict:
+    """Train the reference ranker valid from ``ds`` on the sampled days before it.
+
+    With ``when_due`` (the scheduled DAG) it trains only when the model that would score
+    ``ds`` is missing or ``ranker.retrain_days`` old, and once all ``ranker.reference_days``
+    days before ``ds`` are sampled; otherwise it returns why it did not.
+    """
+    from feco.ranker.daily import sampled_days_before, train_reference
+    from feco.ranker.store import current_model
+
+    if when_due:
+        with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+            model = current_model(conn, ds)
+        age = (ds - model["valid_from"]).days if model else None
+        sampled = len(sampled_days_before(ds, config))
+        if age is not None and age < config.ranker.retrain_days:
+            return {"ds": ds.isoformat(), "trained": False, "why": f"model {model['version']} is {age} days old"}
+        if sampled < config.ranker.reference_days:
+            return {"ds": ds.isoformat(), "trained": False,
+                    "why": f"{sampled} of {config.ranker.reference_days} reference days sampled"}
+    return {"ds": ds.isoformat(), "trained": True} | train_reference(ds, config)
+
+
+def send_message(text: str, config: Config | str | None = None, *, webhook_url: str | None = None,
+                 echo=print) -> dict[str, str]:
+    """Send one plain line (a failed step, logs not ready) through the alert channels."""
+    from feco.alerts.notify import send_message as send
+
+    return send(text, settings=as_config(config).alerts.notify, webhook_url=webhook_url, echo=echo)
+
+
+@exclusive
+def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
+    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
+    sample(ds, config)
+    coverage(ds, config)
+    result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
+    if deliver:
+        result["delivered"] = notify(ds, config, echo=echo)
+    return result
+
+
+def config_digest(config: Config) -> str:
+    """A short digest of everything that changes computed results (not where files live)."""
+    settings = config.model_dump_json(exclude={"paths": True, "readiness": True, "alerts": {"notify"},
+                                               "ranker": {"models", "retrain_days"}})
+    return hashlib.sha256(settings.encode()).hexdigest()[:12]
+
+
+def references(config: Config) -> dict[str, float]:
+    """Frozen reference statistics for reference rules, computed once and then read back."""
+    wanted = {f: config.coverage.rule_for(f).reference for f in config.logs.features}
+    wanted = {f: statistic for f, statistic in wanted.items() if statistic}
+    if not wanted:
+        return {}
+    period = config.coverage.reference
+    params = {"start": period.start, "end": period.end}
+    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        stored = named_query(conn, "coverage_reference_for_period", params)
+        found = {f: v for f, s, v in stored.iter_rows() if wanted.get(f) == s}
+        if set(found) == set(wanted):
+            return found
+        computed = reference_statistics(_period_sample(config), config=config)
+        rows = pl.DataFrame({
+            "feature": list(computed),
+            "statistic": [wanted[f] for f in computed],
+            "period_start": [period.start] * len(computed),
+            "period_end": [period.end] * len(computed),
+            "value": list(computed.values()),
+        })
+        conn.register("incoming", rows.to_arrow())
+        conn.execute("INSERT OR REPLACE INTO coverage_reference BY NAME SELECT * FROM incoming")
+        return computed
+
+
+def _period_sample(config: Config) -> pl.DataFrame:
+    """The reference period's sampled rows, sampling any day not sampled yet."""
+    period = config.coverage.reference
+    days = [period.start + timedelta(days=i) for i in range((period.end - period.start).days + 1)]
+    frames = []
+    for day in days:
+        if not (partition_dir(config.paths.samples, day) / "_windows.parquet").exists():
+            sample(day, config)
+        frames.append(read_sample(day, config.paths.samples)[0])
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _write_atomically(frame: pl.DataFrame, path: Path) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    frame.write_parquet(temporary)
+    os.replace(temporary, path)

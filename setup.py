@@ -1,0 +1,15 @@
+"""Packaging beyond what pyproject.toml can say: the SQL at the top of the repository (sql/)
+ships inside the package as feco/sql, so an install outside this checkout (into an Airflow
+environment, say) has it too. Everything else is in pyproject.toml."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+SQL = ["feco.sql"] + [f"feco.sql.{folder.name}" for folder in sorted(Path("sql").iterdir()) if folder.is_dir()]
+
+setup(
+    packages=find_packages(include=["feco", "feco.*"]) + SQL,
+    package_dir={"feco.sql": "sql"},
+    package_data={package: ["*.sql"] for package in SQL},
+)
