@@ -80,3 +80,16 @@ def test_the_finished_day_is_the_last_one_ended_when_a_run_fires():
     assert tasks.finished_day(MIDNIGHT_AFTER + timedelta(hours=23, minutes=59)) == DAY
     berlin = timezone(timedelta(hours=2))
     assert tasks.finished_day(datetime(2026, 1, 4, 1, 0, tzinfo=berlin)) == DAY - timedelta(days=1)  # 23:00 UTC
+
+
+def test_the_cli_exits_0_when_ready_and_1_when_not(tmp_path, capsys):
+    from feco.cli import main
+    from logbuilder import write_config_file
+
+    write_logs(tmp_path / "logs", make_events(DAY, events=200))
+    config = str(write_config_file(tmp_path, readiness='marker = "_SUCCESS"'))
+    assert main(["logs-ready", "--ds", str(DAY), "--config", config]) == 1
+    assert f"logs for {DAY} not ready by 2026-01-04 06:00 UTC: no _SUCCESS" in capsys.readouterr().err
+    (tmp_path / "logs" / f"ds={DAY}" / "_SUCCESS").touch()
+    assert main(["logs-ready", "--ds", str(DAY), "--config", config]) == 0
+    assert capsys.readouterr().out == f"{DAY}: ready (marker present)\n"

@@ -21,6 +21,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     config_option(run)
     run.set_defaults(handler=_run)
 
+    ready = subparsers.add_parser(
+        "logs-ready", help="whether a day's logs are complete",
+        description="Check the config's [readiness] for one day (a marker file, or every hour the "
+                    "windows read present and unchanged for settle_minutes) from the file listing "
+                    "alone. Exit 0 when complete, 1 when not: for a cron job to wait on before "
+                    "`feco run`; the Airflow DAG waits on the same check.",
+    )
+    ready.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
+    config_option(ready)
+    ready.set_defaults(handler=_logs_ready)
+
     backfill = subparsers.add_parser(
         "backfill", help="run every day of a date range",
         description="Run each day from --start to --end inclusive, showing progress. A day that "
@@ -91,6 +102,18 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows; "
           f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0
+
+
+def _logs_ready(args: argparse.Namespace) -> int:
+    from feco import tasks
+
+    readiness = tasks.check_logs(args.ds, args.config)
+    if readiness.ready:
+        print(f"{args.ds}: ready ({readiness.reason})")
+        return 0
+    print(readiness.give_up_line() if readiness.overdue else f"{args.ds}: not ready yet: {readiness.reason}",
+          file=sys.stderr)
+    return 1
 
 
 def _alert_counts(alerts: dict) -> str:

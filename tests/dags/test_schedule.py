@@ -46,9 +46,13 @@ RUN = """
     dag = bag.get_dag("feco_daily")
     for operator in dag.tasks:
         operator.retry_delay = timedelta(0)
-    run = dag.test(logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC").add(days=1))
+    run = dag.test({how})
     print(run.state)
 """
+# The run that fires at midnight after the day, as the scheduled one does; or a manual rerun
+# that names its day.
+AT_MIDNIGHT_AFTER = 'logical_date=pendulum.datetime({day.year}, {day.month}, {day.day}, tz="UTC").add(days=1)'
+NAMING_THE_DAY = 'run_conf={{"ds": "{day}"}}'
 
 
 def messages(folder) -> list[str]:
@@ -69,7 +73,8 @@ def test_logs_not_ready_by_the_deadline_fail_with_one_message(airflow_home, tmp_
     day = date(2026, 1, 7)  # its deadline, 06:00 the next day, has long passed
     write_logs(tmp_path / "logs", make_events(day, events=500))  # but the log job never wrote _SUCCESS
     config = configured(tmp_path, readiness='marker = "_SUCCESS"\nwait_hours = 6')
-    state = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + RUN.format(day=day), FECO_CONFIG=str(config))
+    how = AT_MIDNIGHT_AFTER.format(day=day)
+    state = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + RUN.format(how=how), FECO_CONFIG=str(config))
     assert state == "failed"
     [message] = messages(tmp_path)
     assert f"feco_daily.wait_for_logs failed for {day} (try 1): logs for {day} not ready by 2026-01-08 06:00 UTC" in message
@@ -80,10 +85,11 @@ def test_a_task_that_fails_after_its_retries_sends_one_message(airflow_home, tmp
     day = date(2026, 1, 8)
     partition = tmp_path / "logs" / f"ds={day}" / "hour=00"
     partition.mkdir(parents=True)
-    (partition / "part-0.parquet").write_bytes(b"not parquet")  # every hour "present": settle_minutes = 0
+    (partition / "part-0.parquet").write_bytes(b"not parquet")  # marked complete below, but corrupt
     config = configured(tmp_path, readiness='marker = "_SUCCESS"')
     (tmp_path / "logs" / f"ds={day}" / "_SUCCESS").touch()
-    state = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + RUN.format(day=day), FECO_CONFIG=str(config))
+    how = NAMING_THE_DAY.format(day=day)
+    state = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + RUN.format(how=how), FECO_CONFIG=str(config))
     assert state == "failed"
     [message] = messages(tmp_path)  # one message for the task, not one per try
     assert message.startswith(f"feco: feco_daily.sample failed for {day} (try 3): ")
