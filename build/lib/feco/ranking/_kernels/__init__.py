@@ -1,1 +1,0 @@
-"""Numba kernels behind :mod:`feco.ranking.metrics`; private, the conventions live in the API."""
