@@ -165,7 +165,7 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
 
 @exclusive
 def report(ds: date | str, config: Config | str | None = None) -> dict:
-    """Write the HTML report of the warehouse as of the day into ``paths.report``."""
+    """Write the HTML report of the whole warehouse into ``paths.report``, once the day is in it."""
     from feco.report import write_report
 
     page = write_report(config.paths.warehouse, config.paths.report)
