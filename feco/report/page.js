@@ -145,7 +145,7 @@ function drawHeatmap() {
     colorbar: { title: { text: "margins from<br>expected" }, tickvals: [-3, -1, 0, 1, 3], ticktext: ["≤ −3", "−1: alert line", "0", "1", "≥ 3"] },
     hovertemplate: "%{y}, %{x}<br>%{customdata}<br>%{z} margins<extra></extra>",
   };
-  const height = 120 + 16 * CUBE.features.length;
+  const height = Math.max(320, 120 + 16 * CUBE.features.length);
   Plotly.react("heatmap-chart", [trace], {
     title: { text: `Coverage against the drop rule's expectation, worst ${dim} value per cell`, font: { size: 15 } },
     margin: { t: 48, r: 20, b: 40, l: 170 }, height, yaxis: { autorange: "reversed", tickfont: { size: 10 } },
