@@ -122,7 +122,7 @@ def _incident_table(incidents: pl.DataFrame) -> str:
             for own, everyone in incidents.select("ndcg8_change", "ndcg8_change_all").iter_rows()]
     table = incidents.select(
         "severity", "feature", segment_label(pl.col("segment_dim"), pl.col("segment_value")).alias("segment"), "rule",
-        pl.col("first_ds").cast(pl.String).alias("first day"), pl.col("last_ds").cast(pl.String).alias("last day"),
+        pl.col("first_ds").alias("first day"), pl.col("last_ds").alias("last day"),
         "days", *[(100 * pl.col(c)).alias(name) for c, name in (
             ("observed", "observed %"), ("baseline", "expected %"), ("threshold", "alert below %"))],
         (-100 * pl.col("drop_rel")).alias("change %"), pl.Series("NDCG@8 change", ndcg, dtype=pl.String),
@@ -147,9 +147,11 @@ def _trends() -> Section:
     ) + paragraph(
         "Daily coverage of the feature in the chosen segment, its 7-day average, the band of the drop rule "
         "(expected: the previous 7 days' mean shifted by the weekday's usual deviation; alert below: less the "
-        "rule's widest margin), this segment's alerts, and its sibling segments in grey. The band is drawn where "
-        "the rule judged the segment (enough rows and history). A segment can also fire against the rest of "
-        "traffic; such an alert's own expectation is in its hover text.") + chart("trend"))
+        "rule's widest margin), and its sibling segments in grey. The band is drawn where the rule judged the "
+        "segment (enough rows and history). Each alert of this segment is a red cross at what its rule saw, "
+        "with the band that rule used that day in red: a dash at what it expected, down to the line it fires "
+        "below (a decay alert compares the 7-day average with a reference period; a drop can also fire "
+        "against the rest of traffic).") + chart("trend"))
 
 
 def _heatmap() -> Section:

@@ -92,10 +92,18 @@ function drawTrend() {
   );
   const marks = DATA.marks.filter((m) => m.feature === trend.feature.value && m.segment_dim === dim && m.segment_value === value);
   if (marks.length) {
+    // Each alert with the band its own rule used that day: a dash at what it expected, a
+    // whisker down to the line it fires below (a decay compares the 7-day average).
     traces.push({
+      x: marks.map((m) => m.ds), y: marks.map((m) => 100 * m.baseline), name: "band the alert used", mode: "markers",
+      marker: { color: "#d62728", size: 14, symbol: "line-ew-open", line: { width: 2, color: "#d62728" } },
+      error_y: { type: "data", symmetric: false, array: marks.map(() => 0), color: "#d62728", thickness: 1.5, width: 0,
+        arrayminus: marks.map((m) => 100 * (m.baseline - m.threshold)) },
+      hoverinfo: "skip",
+    }, {
       x: marks.map((m) => m.ds), y: marks.map((m) => 100 * m.observed), name: "alert", mode: "markers",
       marker: { color: "#d62728", size: 13, symbol: "x-thin-open", line: { width: 3, color: "#d62728" } },
-      customdata: marks.map((m) => `${m.rule} (${m.status}, ${m.severity}): expected ${(100 * m.baseline).toFixed(2)}%, fires below ${(100 * m.threshold).toFixed(2)}%`),
+      customdata: marks.map((m) => `${m.rule} (${m.status}, ${m.severity}): saw ${(100 * m.observed).toFixed(2)}%, expected ${(100 * m.baseline).toFixed(2)}%, fires below ${(100 * m.threshold).toFixed(2)}%`),
       hovertemplate: "%{customdata}<extra></extra>",
     });
   }
