@@ -45,7 +45,7 @@ def test_on_the_day_the_rule_fires_the_band_is_its_baseline_and_threshold(wareho
 
 
 def test_a_usual_weekend_dip_is_inside_the_band(warehouse):
-    _, band, coverage = warehouse
+    _, band, _ = warehouse
     saturday = band.filter(pl.col("ds") == SATURDAY).row(0, named=True)
     assert saturday["expected"] == pytest.approx(WEEKEND, abs=0.006)  # not the 7-day mean, 0.37
     assert saturday["lower"] < WEEKEND

@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from small_warehouse import build  # noqa: E402
+from small_warehouse import build
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ Skips, saying why, where chromium or playwright is missing (`make browser` insta
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 

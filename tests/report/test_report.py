@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
@@ -33,7 +33,7 @@ def _status(page: str) -> dict[str, str]:
 
 
 def _payload(page: str) -> dict:
-    return json.loads(re.search(r'<script type="application/json" id="feco-data">(.*?)</script>', page, re.S).group(1))
+    return json.loads(re.search(r'<script type="application/json" id="feco-data">(.*?)</script>', page, re.DOTALL).group(1))
 
 
 def test_sections_from_the_pipeline_tables_render_and_ranker_ones_are_skipped(warehouse, tmp_path):
@@ -56,7 +56,7 @@ def test_the_page_is_self_contained(warehouse, tmp_path):
     page = _page(tmp_path / "r")
     assert [p.name for p in (tmp_path / "r").iterdir()] == ["index.html"]
     # the markup links nothing outside the page (the browser test watches the requests too)
-    markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.DOTALL)
     assert not re.findall(r'(?:src|href)="(?!#)[^"]*"', markup)
     assert "<script src" not in page and "Plotly.react" in page and "plotly.js v" in page.lower()
 
