@@ -8,7 +8,6 @@ from urllib.parse import quote as url_quote
 import polars as pl
 
 from feco.config import Config
-from feco.errors import DataError, UsageError
 from feco.report.cube import heatmap_grids, pack_cube
 from feco.report.data import ReportData, load_report_data
 from feco.report.page import Section, chart, controls, html_table, paragraph, render_page, select
@@ -49,23 +48,20 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     """
     settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
     with open_read_only(warehouse) as conn:
-        data = load_report_data(conn, **settings)
-    if data.coverage.is_empty():
-        raise DataError(f"warehouse {warehouse} holds no coverage yet: run `feco run --ds DATE` first")
-    dims = data.coverage.get_column("segment_dim").unique().to_list()
-    if segment_dim not in dims:
-        raise UsageError(f"segment dimension '{segment_dim}' is not in the warehouse "
-                         f"(it has: {', '.join(sorted(dims))})")
+        data = load_report_data(conn, segment_dim=segment_dim, **settings)
     cube = pack_cube(data.coverage, data.band)
+    grid = _grid_table(data.grid)
     cold_start = cold_start_features or _largest_gap(data.coverage, count=4)
     payload = {
         "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band), "heatmap_dim": segment_dim,
         "marks": _records(data.marks), "min_rows": min_rows, "start": _first_trend(data),
         "cold_start": [f for f in cold_start if f in cube["features"]],
-        "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(_grid_table(data.grid)),
+        "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
         "study": _records(data.study),
     }
-    sections = [_incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data), _study(data.study)]
+    dims = {dim for dim, _ in cube["segments"]}
+    sections = [_incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid),
+                _study(data.study)]
     days = data.coverage.get_column("ds")
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
@@ -173,7 +169,7 @@ def _largest_gap(coverage: pl.DataFrame, *, count: int) -> list[str]:
             .sort("gap", descending=True).head(count).get_column("feature").to_list())
 
 
-def _cold_start(dims: list[str]) -> Section:
+def _cold_start(dims: set[str]) -> Section:
     title = "Cold start: new products and a launched region"
     present = [d for d in COLD_START_DIMS if d in dims]
     if not present:
@@ -185,7 +181,7 @@ def _cold_start(dims: list[str]) -> Section:
         "gap between established and new products come first.") + charts)
 
 
-def _ranker(data: ReportData) -> list[Section]:
+def _ranker(data: ReportData, grid: pl.DataFrame | None) -> list[Section]:
     missing = ("No day scored by a ranker yet: `feco train-ranker --ds DATE` trains one, and `feco run` scores "
                "the days from DATE on.")
     ndcg = Section("ndcg", "NDCG by day", skipped=missing) if data.ndcg is None else Section(
@@ -197,7 +193,7 @@ def _ranker(data: ReportData) -> list[Section]:
     shap = Section("shap", "Feature importance over time", skipped=missing) if data.shap is None else Section(
         "shap", "Feature importance over time", body=paragraph(
             "Shares of mean |SHAP| in the model that scored each day; a retrain shows as a step.") + chart("shap"))
-    return [ndcg, shap, _grid(data.grid)]
+    return [ndcg, shap, _grid(grid)]
 
 
 def _shap(shap: pl.DataFrame | None, *, top: int = 8) -> dict | None:
@@ -219,12 +215,12 @@ def _grid_table(cells: pl.DataFrame | None) -> pl.DataFrame | None:
             .sort("mode", "feature", "reduction"))
 
 
-def _grid(cells: pl.DataFrame | None) -> Section:
+def _grid(grid: pl.DataFrame | None) -> Section:
     title = "Coverage-drop experiment"
-    if cells is None:
+    if grid is None:
         return Section("coverage-drop", title,
                        skipped="No experiment stored: `feco experiment coverage-drop` runs the paper's grid.")
-    table = _grid_table(cells).with_columns(
+    table = grid.with_columns(
         pl.col("reduction", "coverage_test_before", "coverage_test_after") * 100).rename(
         {"reduction": "removed %", "coverage_test_before": "FeCo before %", "coverage_test_after": "FeCo after %",
          "ndcg4": "NDCG@4", "ndcg8": "NDCG@8", "d_ndcg4": "ΔNDCG@4", "d_ndcg8": "ΔNDCG@8"})

@@ -13,13 +13,13 @@ import polars as pl
 
 from feco.alerts.expectation import expected_coverage
 from feco.config import Alerts
+from feco.errors import DataError, UsageError
 from feco.warehouse import fetch, named_query, quote
 
 # Optional result -> (the table it needs rows in, the named query that reads it).
 OPTIONAL = {
     "ndcg": ("ranker_daily", "report_ranker_daily"),
     "shap": ("ranker_daily", "report_shap_daily"),
-    "importance": ("feature_importance", "report_feature_importance"),
     "grid": ("coverage_drop_results", "report_coverage_drop"),
     "study": ("sampling_study", "report_sampling_study"),
 }
@@ -35,17 +35,24 @@ class ReportData:
     incidents: pl.DataFrame  # headline alerts grouped into incidents, live first
     ndcg: pl.DataFrame | None
     shap: pl.DataFrame | None
-    importance: pl.DataFrame | None
     grid: pl.DataFrame | None
     study: pl.DataFrame | None
 
 
-def load_report_data(conn: duckdb.DuckDBPyConnection, *, alerts: Alerts | None = None,
+def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all", alerts: Alerts | None = None,
                      moving_average_days: int = 7) -> ReportData:
     """Read every frame the report needs from an open warehouse connection.
 
-    ``alerts`` are the alert settings whose drop rule the expected band follows (default:
-    the default settings).
+    ``segment_dim`` must be in the warehouse (the page opens its heatmap on it); ``alerts``
+    are the alert settings whose drop rule the expected band follows (default: the default
+    settings). Both are checked before the band, the slow part, is read.
+
+    Raises
+    ------
+    DataError
+        When the warehouse holds no coverage.
+    UsageError
+        When ``segment_dim`` is not one of its segment dimensions.
 
     Examples
     --------
@@ -57,6 +64,11 @@ def load_report_data(conn: duckdb.DuckDBPyConnection, *, alerts: Alerts | None =
     tables = set(named_query(conn, "report_tables").get_column("table_name").to_list())
     filled = {name for name in tables if _has_rows(conn, name)}
     coverage = named_query(conn, "report_coverage")
+    if coverage.is_empty():
+        raise DataError("the warehouse holds no coverage yet: run `feco run --ds DATE` first")
+    dims = coverage.get_column("segment_dim").unique().sort().to_list()
+    if segment_dim not in dims:
+        raise UsageError(f"segment dimension '{segment_dim}' is not in the warehouse (it has: {', '.join(dims)})")
     days = coverage.get_column("ds").unique().sort().to_list()
     optional = {key: named_query(conn, query) if table in filled else None
                 for key, (table, query) in OPTIONAL.items()}
