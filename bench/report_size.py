@@ -67,12 +67,14 @@ def build_warehouse(path: Path, days: int) -> None:
         create_schema(conn, moving_average_days=7)
         conn.register("states", states.to_arrow())
         conn.execute("INSERT INTO coverage_states BY NAME SELECT * FROM states")
+        level = float(base[FEATURES.index("eng_1")])  # the injected fall: half of it, in DE
         for d, status in ((120, "open"), (121, "ongoing"), (122, "ongoing")):
             conn.execute(
                 "INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, baseline, "
                 "threshold, drop_abs, drop_rel, severity, status, n_rows, detail) VALUES "
-                "(?, ?, 'eng_1', 'region', 'DE', 'drop_vs_moving_average', 0.3, 0.6, 0.54, 0.3, 0.5, 'critical', ?, "
-                "520, 'eng_1 fell in DE')", [START + timedelta(days=d), f"a{d}", status])
+                "(?, ?, 'eng_1', 'region', 'DE', 'drop_vs_moving_average', ?, ?, ?, ?, 0.5, 'critical', ?, "
+                "520, 'eng_1 fell in DE')",
+                [START + timedelta(days=d), f"a{d}", level / 2, level, 0.9 * level, level / 2, status])
 
 
 def main() -> None:
