@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-all bench clean report-check
+.PHONY: install demo test test-all bench clean report-check browser
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,15 @@ test: $(INSTALLED)
 test-all: $(INSTALLED)
 	$(BIN)/python -m pytest -q
 
-report-check: $(INSTALLED)
+report-check: $(INSTALLED) browser
 	$(BIN)/python scripts/check_report.py var/demo/report
+
+# Debian's chromium, for the report's browser test and report-check; installed when missing
+# and we are root, else the browser test skips and says why.
+browser:
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
+		echo "chromium could not be installed: the report's browser test will skip"
 
 bench: $(INSTALLED)
 	$(BIN)/python bench/generate_speed.py

@@ -1,6 +1,7 @@
 """Packaging beyond what pyproject.toml can say: the SQL at the top of the repository (sql/)
 ships inside the package as feco/sql, so an install outside this checkout (into an Airflow
-environment, say) has it too. Everything else is in pyproject.toml."""
+environment, say) has it too, as do the report page's script and style. Everything else is in
+pyproject.toml."""
 
 from pathlib import Path
 
@@ -11,5 +12,5 @@ SQL = ["feco.sql"] + [f"feco.sql.{folder.name}" for folder in sorted(Path("sql")
 setup(
     packages=find_packages(include=["feco", "feco.*"]) + SQL,
     package_dir={"feco.sql": "sql"},
-    package_data={package: ["*.sql"] for package in SQL},
+    package_data={"feco.report": ["*.js", "*.css"]} | {package: ["*.sql"] for package in SQL},
 )

@@ -168,7 +168,7 @@ def report(ds: date | str, config: Config | str | None = None) -> dict:
     """Write the HTML report of the whole warehouse into ``paths.report``, once the day is in it."""
     from feco.report import write_report
 
-    page = write_report(config.paths.warehouse, config.paths.report)
+    page = write_report(config.paths.warehouse, config.paths.report, config=config)
     return {"ds": ds.isoformat(), "report": str(page)}
 
 

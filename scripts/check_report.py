@@ -2,65 +2,46 @@
 
 Usage: .venv/bin/python scripts/check_report.py [REPORT_DIR]   (default var/demo/report)
 
-Installs Chromium with apt-get when it is missing (needs root), renders index.html from disk
-(file://, no server) at 1400 px wide and prints the PNG's path. It also fails when the page
-links an image that is not beside it, so a broken report is caught before anyone opens it.
+Renders index.html from disk (file://, no server) in Debian's chromium (`make browser`
+installs it) driven by playwright, at 1400 px wide, and prints the full-page PNG's path. It
+fails when the page logs a console error or asks for anything beyond its own file.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 REPO = Path(__file__).resolve().parents[1]
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-
-
-def browser() -> str:
-    """The Chromium binary, installed with apt-get first when none is on PATH."""
-    for name in BROWSERS:
-        if shutil.which(name):
-            return shutil.which(name)
-    if os.geteuid() != 0:
-        sys.exit("Chromium is not installed and installing it needs root: apt-get install -y chromium")
-    print("installing chromium with apt-get ...", flush=True)
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True,
-                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    return next(shutil.which(n) for n in BROWSERS if shutil.which(n))
-
-
-def missing_images(page: Path) -> list[str]:
-    sources = re.findall(r'<img src="([^"]+)"', page.read_text(encoding="utf-8"))
-    return [s for s in sources if not (page.parent / s).is_file()]
-
-
-def screenshot(page: Path, png: Path) -> None:
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu",
-                        "--disable-background-networking", "--disable-component-update",
-                        "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                        f"--screenshot={png}", "--window-size=1400,4000", page.as_uri()],
-                       check=True, capture_output=True, timeout=120)
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def main() -> int:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else REPO / "var" / "demo" / "report").resolve()
-    page = folder / "index.html"
-    if not page.is_file():
-        sys.exit(f"no report at {page}: run `feco report --out {folder}` (or `make demo`) first")
-    broken = missing_images(page)
-    if broken:
-        sys.exit(f"{page} links images that do not exist: {', '.join(broken)}")
+    page_path = folder / "index.html"
+    if not page_path.is_file():
+        sys.exit(f"no report at {page_path}: run `feco report --out {folder}` (or `make demo`) first")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        sys.exit("chromium is not installed: `make browser` installs it (as root)")
     png = folder.parent / f"{folder.name}_screenshot.png"
-    screenshot(page, png)
-    if not png.is_file() or png.stat().st_size == 0:
-        sys.exit(f"Chromium wrote no screenshot of {page}")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        problems = []
+        page.on("console", lambda m: problems.append(f"console error: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url != page_path.as_uri() else None)
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("#trend-chart .main-svg")
+        page.screenshot(path=str(png), full_page=True)
+        browser.close()
+    if problems:
+        sys.exit(f"{page_path}:\n  " + "\n  ".join(problems))
     print(png)
     return 0
 

@@ -16,7 +16,7 @@ from feco.alerts.rules.floor import FloorRule
 from feco.alerts.rules.missing import MissingValuesRule, missing_columns
 from feco.alerts.rules.volume import volume_collapse
 from feco.alerts.severity import severity
-from feco.config import Config
+from feco.config import Alerts, Config, ReferencePeriod
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
@@ -45,11 +45,12 @@ def detect_alerts(
     ...     alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
     """
     settings = config.alerts
-    inputs = _inputs(conn, ds, config)
+    inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
+                          reference=settings.decay.reference or config.coverage.reference)
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
     collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
-    warm = eligible.filter(pl.col("baseline_days") >= settings.warmup_days)
+    warm = judged_on_history(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
     for rule in RULES:
         if rule.needs_history and collapsed.height:
@@ -83,23 +84,37 @@ def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: i
         pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
 
 
-def _inputs(conn, ds: date, config: Config) -> pl.DataFrame:
-    reference = config.alerts.decay.reference or config.coverage.reference
+def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts,
+                 moving_average_days: int = 7, reference: ReferencePeriod | None = None) -> pl.DataFrame:
+    """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
+    (``sql/queries/alert_inputs.sql``), with every segment's relative drops, fired or not,
+    so roll-up can compare siblings.
+
+    Examples
+    --------
+    >>> alert_inputs(conn, date(2026, 1, 21), alerts=config.alerts).columns[:4]  # doctest: +SKIP
+    ['feature', 'segment_dim', 'segment_value', 'n_rows']
+    """
     inputs = named_query(conn, "alert_inputs", {
-        "ds": ds, "baseline_days": config.alerts.drop.baseline_days,
-        "spread_days": config.alerts.drop.spread_days,
-        "weekly": config.alerts.weekly,
+        "ds": ds, "baseline_days": alerts.drop.baseline_days,
+        "spread_days": alerts.drop.spread_days,
+        "weekly": alerts.weekly,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
         "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
-        "min_rows": config.alerts.min_rows,
-        "ma_days": config.moving_average_days,
+        "min_rows": alerts.min_rows,
+        "ma_days": moving_average_days,
     })
-    # Relative drops of every segment, fired or not, so roll-up can compare siblings.
     return inputs.with_columns(
         ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
         ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
     )
+
+
+def judged_on_history(inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    """The rows the history rules (drop, decay) judge: enough sampled rows and enough days
+    of history; the others raise no such alert."""
+    return inputs.filter((pl.col("n_rows") >= settings.min_rows) & (pl.col("baseline_days") >= settings.warmup_days))
 
 
 def _missing_features(conn, ds: date) -> list[str]:

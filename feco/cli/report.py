@@ -12,18 +12,20 @@ from feco.errors import UsageError
 def register(subparsers: argparse._SubParsersAction) -> None:
     report = subparsers.add_parser(
         "report", help="write the HTML report of the warehouse",
-        description="Write a static index.html with its PNG charts (coverage trends with alert "
-                    "days, a coverage-change heatmap, cold-start and region segments, ranker "
-                    "NDCG and importance when stored, open alerts, the sampling study) built "
-                    "from the warehouse alone; it opens from disk with no server.",
+        description="Write one self-contained, interactive index.html (Plotly and the data "
+                    "inlined: it opens from disk with no server and no network): incidents first, "
+                    "coverage trends per feature and segment with the drop rule's expected band, a "
+                    "heatmap against that expectation, cold start, daily NDCG and SHAP shares when "
+                    "a ranker scored days, the coverage-drop experiment and the sampling study "
+                    "when stored. Built from the warehouse alone; the config gives the alert settings.",
     )
-    report.add_argument("--out", required=True, type=Path, help="folder for index.html and its images")
+    report.add_argument("--out", required=True, type=Path, help="folder for index.html")
     report.add_argument("--segment-dim", default="region",
-                        help="segment dimension of the coverage-change heatmap (default region; 'all' "
-                             "for the global segment)")
+                        help="segment dimension the heatmap opens on (default region; 'all' for the "
+                             "global segment; the page switches it)")
     report.add_argument("--cold-start-features", type=_names, metavar="F1,F2,...",
-                        help="features for the new-versus-established and region charts (default: "
-                             "the four with the largest established-minus-new coverage gap)")
+                        help="features the cold-start charts offer first (default: the four with the "
+                             "largest established-minus-new coverage gap)")
     report.add_argument("--warehouse", type=Path, help="DuckDB file (default: the config's)")
     config_option(report)
     report.set_defaults(handler=_report)
@@ -71,9 +73,9 @@ def _report(args: argparse.Namespace) -> int:
     from feco.report import write_report
     from feco.tasks import as_config
 
-    warehouse = args.warehouse or as_config(args.config).paths.warehouse
-    page = write_report(warehouse, args.out, segment_dim=args.segment_dim,
-                        cold_start_features=args.cold_start_features)
+    config = as_config(args.config)
+    page = write_report(args.warehouse or config.paths.warehouse, args.out, segment_dim=args.segment_dim,
+                        cold_start_features=args.cold_start_features, config=config)
     print(page)
     return 0
 

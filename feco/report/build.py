@@ -1,103 +1,167 @@
-"""Assemble the report: read the warehouse, draw each section's charts, write ``index.html``."""
+"""Assemble the report: read the warehouse, pack the data once, write one ``index.html``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote as url_quote
 
 import polars as pl
 
-from feco.errors import DataError, UsageError
-from feco.report import charts, ranker
+from feco.config import Config
+from feco.report.cube import heatmap_grids, pack_cube
 from feco.report.data import ReportData, load_report_data
-from feco.report.page import Section, html_table, render_page
+from feco.report.page import Section, chart, controls, html_table, paragraph, render_page, select
 from feco.warehouse import open_read_only
 
-COUNT_RULES = ("volume_drop", "missing_column", "low_volume")
-NO_RANKER = "No ranker results yet: this section appears once the ranker has written them."
+COLD_START_DIMS = ("product_age", "region")
 
 
 def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
-                 cold_start_features: list[str] | None = None, min_rows: int = 500) -> Path:
-    """Write ``out/index.html`` and its images from the warehouse alone; return the page's path.
+                 cold_start_features: list[str] | None = None, min_rows: int = 100,
+                 config: Config | None = None) -> Path:
+    """Write ``out/index.html`` from the warehouse alone; return the page's path.
+
+    The page is self-contained (Plotly and the data inlined): it opens from disk with no
+    server and no network.
 
     Parameters
     ----------
     warehouse
         The DuckDB file, opened read-only.
     out
-        Folder for the page and its PNG files (created; files of an earlier report are replaced).
+        Folder for the page (created; an earlier page is replaced).
     segment_dim
-        Dimension of the coverage-change heatmap (``all`` for the global segment only).
+        The heatmap's dimension when the page opens (a selector switches it).
     cold_start_features
-        Features for the new-versus-established and region charts; default: the four with the
-        largest gap between established and new products.
+        Features offered first in the cold-start charts; default: the four with the largest
+        gap between established and new products.
     min_rows
-        Segment-days with fewer sampled rows are left out of the segment charts.
+        Segment-days with fewer sampled rows are left out of segment lines (too thin to read).
+    config
+        Its alert settings and moving-average length give the drop rule's expected band
+        (default: the default settings).
 
     Examples
     --------
     >>> write_report(Path("var/demo/feco.duckdb"), Path("var/demo/report"))  # doctest: +SKIP
     PosixPath('var/demo/report/index.html')
     """
+    settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
     with open_read_only(warehouse) as conn:
-        dims = conn.sql("SELECT DISTINCT segment_dim FROM coverage_states").pl().get_column("segment_dim")
-        if segment_dim not in dims.to_list():
-            raise UsageError(f"segment dimension '{segment_dim}' is not in the warehouse "
-                             f"(it has: {', '.join(sorted(dims.to_list()))})")
-        data = load_report_data(conn, segment_dim=segment_dim, min_rows=min_rows)
-    if data.coverage.is_empty():
-        raise DataError(f"warehouse {warehouse} holds no coverage yet: run `feco run --ds DATE` first")
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.png"):
-        old.unlink()
-    colours = charts.feature_colours(data.coverage.get_column("feature").unique().to_list())
-    chosen = cold_start_features or _largest_gap(data.product_age, count=4)
-    sections = [
-        _trends(data, out, colours),
-        _heatmap(data, out),
-        _cold_start(data, out, chosen, colours, min_rows, chosen_by_gap=not cold_start_features),
-        _regions(data, out, chosen, min_rows),
-        *ranker.sections(data.ranker, data.coverage, out, colours=colours, missing=NO_RANKER),
-        _alerts(data),
-        _study(data, out),
-    ]
+        data = load_report_data(conn, segment_dim=segment_dim, **settings)
+    cube = pack_cube(data.coverage, data.band)
+    grid = _grid_table(data.grid)
+    cold_start = cold_start_features or _largest_gap(data.coverage, count=4)
+    payload = {
+        "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band), "heatmap_dim": segment_dim,
+        "marks": _records(data.marks), "min_rows": min_rows, "start": _first_trend(data),
+        "cold_start": [f for f in cold_start if f in cube["features"]],
+        "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
+        "study": _records(data.study),
+    }
+    dims = {dim for dim, _ in cube["segments"]}
+    sections = [_incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid),
+                _study(data.study)]
     days = data.coverage.get_column("ds")
+    out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
-    page.write_text(render_page(sections, title="feco: feature coverage report",
-                                subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, "
-                                         f"from {warehouse.name}"), encoding="utf-8")
+    page.write_text(render_page(sections, payload, title="feco: feature coverage report",
+                                subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, from {warehouse.name}",
+                                plotly_js=_plotly_js()), encoding="utf-8")
     return page
 
 
-def _alert_order(data: ReportData) -> list[str]:
-    """Features with open alerts first (most alerts first), then the rest by name."""
-    counts = dict(data.alerts.drop_nulls("feature").group_by("feature").len().iter_rows())
-    features = sorted(data.coverage.get_column("feature").unique().to_list())
-    return sorted(features, key=lambda f: (-counts.get(f, 0), f))
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs  # the bundle only: plotly.py's figures are not used
+
+    return get_plotlyjs()
 
 
-def _trends(data: ReportData, out: Path, colours: dict) -> Section:
-    image = charts.coverage_trends(data.coverage, data.alerts, out, order=_alert_order(data), colours=colours)
-    return Section("coverage", "Coverage by day", images=[(image, "coverage per feature by day")],
-                   text="Per feature, the share of sampled rows in which it is covered (global segment), "
-                        "its 7-day moving average, and the days with an open alert in any segment. "
-                        "Features with alerts come first.")
+def _records(frame: pl.DataFrame | None) -> list[dict] | None:
+    """Rows for the page's JSON: days as ISO strings, floats to 6 significant places."""
+    if frame is None:
+        return None
+    return frame.with_columns(pl.col(pl.Date).cast(pl.String), pl.col(pl.Float64).round_sig_figs(6)).to_dicts()
 
 
-def _heatmap(data: ReportData, out: Path) -> Section:
-    if data.change.drop_nulls("change_points").is_empty():
-        return Section("heatmap", "Coverage change", skipped="Not enough days for a baseline yet.")
-    image = charts.change_heatmap(data.change, out, segment_dim=data.segment_dim)
-    return Section("heatmap", f"Coverage change by {data.segment_dim}",
-                   images=[(image, "coverage change heatmap")],
-                   text="Blue: coverage above the mean of the previous 7 days; red: below. Cells "
-                        "falling 5 points or more name the segment value that fell furthest.")
+def trend_link(feature: str, segment_dim: str, segment_value: str) -> str:
+    """The page's link to a feature's trend in a segment (read by ``page.js``)."""
+    return "#trend/" + "/".join(url_quote(part, safe="") for part in (feature, segment_dim, segment_value))
 
 
-def _largest_gap(product_age: pl.DataFrame, *, count: int) -> list[str]:
-    if product_age.is_empty():
-        return []
-    gaps = (product_age.group_by("feature", "segment_value").agg(pl.col("coverage").mean())
+def _first_trend(data: ReportData) -> dict:
+    """The trend shown when the page opens: the first incident's, else the first feature's globally."""
+    if data.incidents.height:
+        return data.incidents.select("feature", "segment_dim", "segment_value").row(0, named=True)
+    return {"feature": data.coverage.get_column("feature").min(), "segment_dim": "all", "segment_value": "all"}
+
+
+def _incidents(incidents: pl.DataFrame) -> Section:
+    title = "Incidents"
+    if incidents.is_empty():
+        return Section("incidents", title, skipped="No open or ongoing alerts.")
+    live = incidents.filter(pl.col("live"))
+    ended = incidents.filter(~pl.col("live"))
+    note = ("An incident is an alert and the days it went on firing in the same feature, segment and rule "
+            "(built from the alerts); live: it fired on the last day. The numbers are its last day's: what "
+            "the rule saw, what it expected, and the line it fires below. NDCG@8 change: that day's, in the "
+            "segment against its previous 7 days (all traffic's where the segment is not scored). 'trend' "
+            "opens the feature in its segment beside its sibling segments.")
+    body = paragraph(note) + (_incident_table(live) if live.height else paragraph("None fired on the last day."))
+    if ended.height:
+        body += f"<details><summary>{ended.height} ended</summary>{_incident_table(ended)}</details>"
+    return Section("incidents", f"{title}: {live.height} live, {ended.height} ended", body=body)
+
+
+def _incident_table(incidents: pl.DataFrame) -> str:
+    ndcg = [f"{own:+.4f}" if own is not None else "" if everyone is None else f"all traffic {everyone:+.4f}"
+            for own, everyone in incidents.select("ndcg8_change", "ndcg8_change_all").iter_rows()]
+    table = incidents.select(
+        "severity", "feature", segment_label(pl.col("segment_dim"), pl.col("segment_value")).alias("segment"), "rule",
+        pl.col("first_ds").alias("first day"), pl.col("last_ds").alias("last day"),
+        "days", *[(100 * pl.col(c)).alias(name) for c, name in (
+            ("observed", "observed %"), ("baseline", "expected %"), ("threshold", "alert below %"))],
+        (-100 * pl.col("drop_rel")).alias("change %"), pl.Series("NDCG@8 change", ndcg, dtype=pl.String),
+        pl.lit("trend").alias("chart"),
+        pl.struct("feature", "segment_dim", "segment_value").map_elements(
+            lambda row: trend_link(row["feature"], row["segment_dim"], row["segment_value"]),
+            return_dtype=pl.String).alias("link"),
+    )
+    formats = {c: ".1f" for c in ("observed %", "expected %", "alert below %", "change %")}
+    return html_table(table, formats=formats, links={"chart": "link"},
+                      row_classes=[f"severity-{s}" for s in incidents.get_column("severity")])
+
+
+def segment_label(dim: pl.Expr, value: pl.Expr) -> pl.Expr:
+    """'all traffic' or 'region: DE', as the page's charts name segments."""
+    return pl.when(dim == "all").then(pl.lit("all traffic")).otherwise(dim + ": " + value)
+
+
+def _trends() -> Section:
+    return Section("coverage", "Coverage by day", body=controls(
+        select("trend-feature", "feature"), select("trend-dim", "segment dimension"), select("trend-value", "value"),
+    ) + paragraph(
+        "Daily coverage of the feature in the chosen segment, its 7-day average, the band of the drop rule "
+        "(expected: the previous 7 days' mean shifted by the weekday's usual deviation; alert below: less the "
+        "rule's widest margin), and its sibling segments in grey. The band is drawn where the rule judged the "
+        "segment (enough rows and history). Each alert of this segment is a red cross at what its rule saw, "
+        "with the band that rule used that day in red: a dash at what it expected, down to the line it fires "
+        "below (a decay alert compares the 7-day average with a reference period; a drop can also fire "
+        "against the rest of traffic).") + chart("trend"))
+
+
+def _heatmap() -> Section:
+    return Section("heatmap", "Coverage against expectation", body=controls(
+        select("heatmap-dim", "segment dimension")) + paragraph(
+        "Per feature and day, the segment of the chosen dimension that stood furthest below what the drop rule "
+        "expected, in units of the rule's margin: 0 as expected, −1 at the line it fires below (red), blue above. "
+        "A weekday's usual dip is part of the expectation. Blank: not judged (too few rows or days). "
+        "Click a cell for its trend.") + chart("heatmap"))
+
+
+def _largest_gap(coverage: pl.DataFrame, *, count: int) -> list[str]:
+    gaps = (coverage.filter(pl.col("segment_dim") == "product_age")
+            .group_by("feature", "segment_value").agg(pl.col("coverage").mean())
             .pivot(on="segment_value", index="feature", values="coverage"))
     if not {"new", "established"} <= set(gaps.columns):
         return []
@@ -105,66 +169,79 @@ def _largest_gap(product_age: pl.DataFrame, *, count: int) -> list[str]:
             .sort("gap", descending=True).head(count).get_column("feature").to_list())
 
 
-def _cold_start(data: ReportData, out: Path, features: list[str], colours: dict, min_rows: int, *,
-                chosen_by_gap: bool) -> Section:
-    title = "Cold start: new versus established products"
-    if not features:
-        return Section("cold-start", title, skipped="No product-age segments in the warehouse.")
-    image = charts.segment_trends(
-        data.product_age, out, features=features, name="cold_start.png", colours=colours,
-        min_rows=min_rows, title="Coverage for new (first seen < 30 days) and established products")
-    return Section("cold-start", title, images=[(image, "new versus established products")],
-                   text=("The features with the largest coverage gap between established and new "
-                         "products" if chosen_by_gap else "Chosen features")
-                        + f" ({', '.join(features)}): engagement signals need history, so new "
-                          f"products start without them (the FeCo paper's Figure 3).")
+def _cold_start(dims: set[str]) -> Section:
+    title = "Cold start: new products and a launched region"
+    present = [d for d in COLD_START_DIMS if d in dims]
+    if not present:
+        return Section("cold-start", title, skipped="No product-age or region segments in the warehouse.")
+    charts = "".join(chart(f"cold-{'age' if d == 'product_age' else 'region'}") for d in present)
+    return Section("cold-start", title, body=controls(select("cold-feature", "feature")) + paragraph(
+        "Engagement signals need history, so new products start without them (the FeCo paper's Figure 3); a "
+        "region launched mid-period starts later, and its label says from when. The features with the largest "
+        "gap between established and new products come first.") + charts)
 
 
-def _regions(data: ReportData, out: Path, features: list[str], min_rows: int) -> Section:
-    title = "Coverage by region"
-    if data.region.is_empty() or not features:
-        return Section("regions", title, skipped="No region segments in the warehouse.")
-    image = charts.segment_trends(data.region, out, features=features, name="regions.png",
-                                  min_rows=min_rows // 5,
-                                  title="Coverage per region; a region launched mid-period starts later")
-    return Section("regions", title, images=[(image, "coverage by region")],
-                   text=f"The same features per region. Region-days with fewer than {min_rows // 5} "
-                        f"sampled rows are left out: a new region's first days are too thin to read.")
+def _ranker(data: ReportData, grid: pl.DataFrame | None) -> list[Section]:
+    missing = ("No day scored by a ranker yet: `feco train-ranker --ds DATE` trains one, and `feco run` scores "
+               "the days from DATE on.")
+    ndcg = Section("ndcg", "NDCG by day", skipped=missing) if data.ndcg is None else Section(
+        "ndcg", "NDCG by day", body=controls(
+            select("ndcg-dim", "segment dimension"),
+            select("ndcg-metric", "metric", [("ndcg8", "NDCG@8"), ("ndcg4", "NDCG@4")]),
+        ) + paragraph("The reference ranker's NDCG on each day's sample, per scored segment (all traffic in "
+                      "black), over the events with a relevant product.") + chart("ndcg"))
+    shap = Section("shap", "Feature importance over time", skipped=missing) if data.shap is None else Section(
+        "shap", "Feature importance over time", body=paragraph(
+            "Shares of mean |SHAP| in the model that scored each day; a retrain shows as a step.") + chart("shap"))
+    return [ndcg, shap, _grid(grid)]
 
 
-def _alerts(data: ReportData) -> Section:
-    title = "Open alerts"
-    if data.alerts.is_empty():
-        return Section("alerts", title, skipped="No open alerts.")
-    # Volume and missing-column rules carry counts in observed and baseline, not shares.
-    share = ~pl.col("rule").is_in(COUNT_RULES)
-    table = data.alerts.select(
-        "ds", "severity", "rule", "feature",
-        (pl.col("segment_dim") + "=" + pl.col("segment_value")).alias("segment"),
-        *[pl.when(share).then(100 * pl.col(c)).alias(name) for c, name in (
-            ("observed", "observed %"), ("baseline", "baseline %"), ("drop_abs", "drop (points)"))],
-        (100 * pl.col("drop_rel")).alias("drop (%)"), "n_rows", "detail",
-    ).with_columns(pl.col("ds").cast(pl.String))
-    formats = {c: ".1f" for c in ("observed %", "baseline %", "drop (points)", "drop (%)")}
-    note = ("Observed and baseline: coverage (or, for missing_values, the NULL share) in %; "
-            "n_rows: sampled rows of the segment that day.")
-    return Section("alerts", f"{title} ({data.alerts.height})", text=note,
-                   tables=[html_table(table, formats=formats | {"n_rows": ","})])
+def _shap(shap: pl.DataFrame | None, *, top: int = 8) -> dict | None:
+    """The scoring models' largest SHAP shares by day, ``top`` features by mean share."""
+    if shap is None:
+        return None
+    features = (shap.group_by("feature").agg(pl.col("shap_share").mean())
+                .sort("shap_share", descending=True).head(top).get_column("feature"))
+    return {"rows": _records(shap.filter(pl.col("feature").is_in(features.implode())))}
 
 
-def _study(data: ReportData, out: Path) -> Section:
+def _grid_table(cells: pl.DataFrame | None) -> pl.DataFrame | None:
+    if cells is None:
+        return None
+    return (cells.group_by("mode", "feature", "reduction")
+            .agg(pl.len().alias("seeds"),
+                 pl.col("coverage_test_before").mean(), pl.col("coverage_test_after").mean(),
+                 pl.col("ndcg4").mean(), pl.col("ndcg8").mean(), pl.col("d_ndcg4").mean(), pl.col("d_ndcg8").mean())
+            .sort("mode", "feature", "reduction"))
+
+
+def _grid(grid: pl.DataFrame | None) -> Section:
+    title = "Coverage-drop experiment"
+    if grid is None:
+        return Section("coverage-drop", title,
+                       skipped="No experiment stored: `feco experiment coverage-drop` runs the paper's grid.")
+    table = grid.with_columns(
+        pl.col("reduction", "coverage_test_before", "coverage_test_after") * 100).rename(
+        {"reduction": "removed %", "coverage_test_before": "FeCo before %", "coverage_test_after": "FeCo after %",
+         "ndcg4": "NDCG@4", "ndcg8": "NDCG@8", "d_ndcg4": "ΔNDCG@4", "d_ndcg8": "ΔNDCG@8"})
+    formats = {c: ".1f" for c in ("removed %", "FeCo before %", "FeCo after %")} | {
+        c: ".4f" for c in ("NDCG@4", "NDCG@8", "ΔNDCG@4", "ΔNDCG@8")}
+    return Section("coverage-drop", title, body=controls(select("grid-mode", "mode")) + paragraph(
+        "The FeCo paper's Table 1: NDCG@4/8 after removing a share of a feature's coverage, in the test set "
+        "only or in every set with the model retrained (means over seeds).") + chart("grid")
+        + html_table(table, formats=formats))
+
+
+def _study(study: pl.DataFrame | None) -> Section:
     title = "Sampling study"
-    if data.study is None:
-        return Section("sampling-study", title,
-                       skipped="No sampling study yet: run `feco sampling-study --ds DATE`.")
-    image = charts.study_curve(data.study, out)
-    table = data.study.select(
-        "strategy", "windows", "events_per_window", "events_sampled", "rows_read", "seconds",
-        "mean_error_points", "max_error_points").sort("strategy", "rows_read")
+    if study is None:
+        return Section("sampling-study", title, skipped="No sampling study yet: run `feco sampling-study --ds DATE`.")
+    table = study.select("strategy", "windows", "events_per_window", "events_sampled", "rows_read", "seconds",
+                         "mean_error_points", "max_error_points").sort("strategy", "rows_read")
     formats = {"events_sampled": ",", "rows_read": ",", "seconds": ".2f",
                "mean_error_points": ".3f", "max_error_points": ".3f"}
-    return Section("sampling-study", title, images=[(image, "sampling error against cost")],
-                   tables=[html_table(table, formats=formats)],
-                   text="Each configuration's coverage against the full day's, for every feature "
-                        "(errors in points), and what it cost; random and reservoir samples take "
-                        "as many events as the windowed configuration did.")
+    return Section("sampling-study", title, body=controls(
+        select("study-cost", "cost", [("rows_read", "rows read"), ("seconds", "seconds")])) + paragraph(
+        "Each configuration's coverage against the full day's, for every feature (errors in points), and what it "
+        "cost; random and reservoir samples take as many events as the windowed configuration did.")
+        + chart("study") + html_table(table, formats=formats))

@@ -1,74 +1,97 @@
-"""The report page: plain HTML with relative image links, so it opens from disk with no server."""
+"""The report page: one self-contained HTML file, Plotly and the data inlined, no server, no network.
+
+Sections are HTML with empty chart containers; ``page.js`` draws them from the one JSON
+payload. A section without data is kept with ``data-status="skipped"`` and a one-line note.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass
 from html import escape
+from importlib.resources import files
 
 import polars as pl
 
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1420px; color: #222; }
-h1 { margin-bottom: 4px; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 4px; margin-top: 36px; }
-img { max-width: 100%; height: auto; display: block; margin: 8px 0; }
-table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
-th { background: #f3f3f3; } td.text { text-align: left; }
-p.note { color: #666; font-style: italic; }
-nav a { margin-right: 14px; }
-"""
+ASSETS = files("feco.report")
 
 
 @dataclass
 class Section:
-    """One part of the page: rendered with images and tables, or skipped with a short note."""
+    """One part of the page: its HTML body, or a note saying why it is skipped."""
 
     key: str
     title: str
-    text: str = ""
-    images: list[tuple[str, str]] = field(default_factory=list)  # (file name, alt text)
-    tables: list[str] = field(default_factory=list)             # rendered <table> HTML
+    body: str = ""
     skipped: str | None = None
 
     def html(self) -> str:
         status = "skipped" if self.skipped else "rendered"
-        parts = [f'<section id="{self.key}" data-status="{status}">', f"<h2>{escape(self.title)}</h2>"]
-        if self.skipped:
-            parts.append(f'<p class="note">{escape(self.skipped)}</p>')
-        else:
-            if self.text:
-                parts.append(f"<p>{escape(self.text)}</p>")
-            parts += [f'<img src="{escape(src)}" alt="{escape(alt)}">' for src, alt in self.images]
-            parts += self.tables
-        return "\n".join(parts + ["</section>"])
+        inner = f'<p class="note">{escape(self.skipped)}</p>' if self.skipped else self.body
+        return (f'<section id="{self.key}" data-status="{status}">\n<h2>{escape(self.title)}</h2>\n'
+                f"{inner}\n</section>")
 
 
-def render_page(sections: list[Section], *, title: str, subtitle: str) -> str:
-    """The whole page: a heading, links to each section, then the sections in order."""
+def chart(key: str) -> str:
+    return f'<div id="{key}-chart" class="chart"></div>'
+
+
+def select(key: str, label: str, options: list[tuple[str, str]] = ()) -> str:
+    """A labelled drop-down; ``page.js`` fills it when ``options`` (value, text) is empty."""
+    items = "".join(f'<option value="{escape(value)}">{escape(text)}</option>' for value, text in options)
+    return f'<label>{escape(label)} <select id="{key}">{items}</select></label>'
+
+
+def controls(*selects: str) -> str:
+    return f'<div class="controls">{"".join(selects)}</div>'
+
+
+def paragraph(text: str) -> str:
+    return f"<p>{escape(text)}</p>"
+
+
+def render_page(sections: list[Section], payload: dict, *, title: str, subtitle: str, plotly_js: str) -> str:
+    """The whole page: heading, links to each section, the sections, then the scripts."""
     links = " ".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections)
     body = "\n".join(s.html() for s in sections)
+    # JSON inside <script> ends at the first "</": escaping it keeps a hostile name from
+    # closing the tag; JSON.parse reads "<\/" as "</".
+    data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    style = ASSETS.joinpath("page.css").read_text(encoding="utf-8")
+    script = ASSETS.joinpath("page.js").read_text(encoding="utf-8")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{style}</style></head>\n<body>\n"
             f"<h1>{escape(title)}</h1><p>{escape(subtitle)}</p>\n<nav>{links}</nav>\n{body}\n"
-            f"</body></html>\n")
+            f"<script>{plotly_js}</script>\n"
+            f'<script type="application/json" id="feco-data">{data}</script>\n'
+            f"<script>{script}</script>\n</body></html>\n")
 
 
-def html_table(frame: pl.DataFrame, *, formats: dict[str, str] | None = None) -> str:
-    """A frame as an HTML table; ``formats`` maps a column to a format spec such as ``.1f``.
+def html_table(frame: pl.DataFrame, *, formats: dict[str, str] | None = None,
+               links: dict[str, str] | None = None, row_classes: list[str] | None = None) -> str:
+    """A frame as an HTML table; ``formats`` maps a column to a format spec such as ``.1f``,
+    ``links`` a column to a column of its cells' link targets (not shown), ``row_classes``
+    gives each row a CSS class.
 
     Examples
     --------
     >>> html_table(pl.DataFrame({"a": ["x"], "b": [1.234]}), formats={"b": ".1f"})
     '<table><tr><th>a</th><th>b</th></tr>\\n<tr><td class="text">x</td><td>1.2</td></tr></table>'
     """
-    formats = formats or {}
-    head = "".join(f"<th>{escape(c)}</th>" for c in frame.columns)
+    formats, links = formats or {}, links or {}
+    shown = [c for c in frame.columns if c not in links.values()]
+    head = "".join(f"<th>{escape(c)}</th>" for c in shown)
     rows = []
-    for row in frame.iter_rows():
+    for k, row in enumerate(frame.iter_rows(named=True)):
         cells = []
-        for column, value in zip(frame.columns, row):
-            text = "" if value is None else format(value, formats.get(column, ""))
+        for column in shown:
+            value = row[column]
+            text = escape("" if value is None else format(value, formats.get(column, "")))
+            if column in links:
+                text = f'<a href="{escape(row[links[column]])}">{text}</a>'
             kind = ' class="text"' if isinstance(value, str) else ""
-            cells.append(f"<td{kind}>{escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+            cells.append(f"<td{kind}>{text}</td>")
+        css = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
+        rows.append(f"<tr{css}>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>\n" + "\n".join(rows) + "</table>"

@@ -1,59 +1,27 @@
-"""The HTML report: every image it links exists, and each section renders when the warehouse
-has its data and is skipped with a note when it does not."""
+"""The HTML report: one self-contained page whose data are the warehouse's, each section
+rendered when the warehouse has its data and skipped with a note when it does not."""
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 import pytest
 
 from feco.cli import main as feco
 from feco.errors import UsageError
 from feco.report import write_report
-from feco.warehouse import create_schema
+from feco.report.cube import MISSING, unpack
+from small_warehouse import DAYS, FEATURES, START
 
 REPO = Path(__file__).resolve().parents[2]
-START = date(2026, 3, 1)
-DAYS = 12
-FEATURES = ["eng_ctr", "meta_rating", "text_bm25"]
-ALWAYS = ("coverage", "heatmap", "cold-start", "regions", "alerts")
-RANKER = ("ndcg", "importance", "coverage-drop")
-
-
-def _states(ds: date, day: int) -> list[tuple]:
-    """Coverage counts for one day: eng_ctr drops on day 9 in DE; region BR starts on day 5."""
-    rows = []
-    segments = [("all", "all", 1000), ("region", "US", 600), ("region", "DE", 400),
-                ("product_age", "new", 200), ("product_age", "established", 800)]
-    if day >= 5:
-        segments.append(("region", "BR", 100 + 20 * day))
-    for feature, base in zip(FEATURES, (0.5, 0.9, 0.97)):
-        for dim, value, n in segments:
-            share = base - (0.3 if dim == "product_age" and value == "new" and feature == "eng_ctr" else 0)
-            if feature == "eng_ctr" and day == 9 and value in ("DE", "all"):
-                share -= 0.4 if value == "DE" else 0.16
-            rows.append((ds, 0, feature, dim, value, n, n, round(n * share)))
-    return rows
-
-
-@pytest.fixture
-def warehouse(tmp_path) -> Path:
-    path = tmp_path / "feco.duckdb"
-    with duckdb.connect(str(path)) as conn:
-        create_schema(conn, moving_average_days=7)
-        for day in range(DAYS):
-            conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             _states(START + timedelta(days=day), day))
-        conn.execute(
-            "INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
-            "baseline, threshold, drop_abs, drop_rel, severity, status, n_rows, detail) VALUES "
-            "(?, 'a1', 'eng_ctr', 'region', 'DE', 'drop_vs_moving_average', 0.1, 0.5, 0.45, 0.4, 0.8, "
-            "'critical', 'open', 400, 'eng_ctr fell in DE')", [START + timedelta(days=9)])
-    return path
+ALWAYS = ("incidents", "coverage", "heatmap", "cold-start")
+RANKER = ("ndcg", "shap", "coverage-drop")
 
 
 def _page(out: Path) -> str:
@@ -64,12 +32,8 @@ def _status(page: str) -> dict[str, str]:
     return dict(re.findall(r'<section id="([^"]+)" data-status="(\w+)"', page))
 
 
-def _assert_images_exist(out: Path, page: str) -> None:
-    sources = re.findall(r'<img src="([^"]+)"', page)
-    assert sources, "the page shows no image"
-    for source in sources:
-        assert not source.startswith(("/", "http")), f"{source} is not beside the page"
-        assert (out / source).is_file() and (out / source).stat().st_size > 1000, source
+def _payload(page: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" id="feco-data">(.*?)</script>', page, re.DOTALL).group(1))
 
 
 def test_sections_from_the_pipeline_tables_render_and_ranker_ones_are_skipped(warehouse, tmp_path):
@@ -80,12 +44,42 @@ def test_sections_from_the_pipeline_tables_render_and_ranker_ones_are_skipped(wa
     assert page_path == out / "index.html"
     assert all(status[key] == "rendered" for key in ALWAYS), status
     assert all(status[key] == "skipped" for key in (*RANKER, "sampling-study")), status
-    assert page.count("No ranker results yet") == 3
-    _assert_images_exist(out, page)
-    # features with alerts come first; the alert row carries its numbers
-    assert "eng_ctr fell in DE" in page and "<td>80.0</td>" in page
-    assert "BR (from 03-06)" not in page  # legends live in the PNG, not the HTML
-    assert "eng_ctr" in re.search(r"largest coverage gap[^<]*", page).group(0)
+    assert "No day scored by a ranker yet" in page and "No experiment stored" in page
+    # the incident leads the page, links to its trend and carries its numbers
+    assert page.index('id="incidents"') < page.index('id="coverage"')
+    assert '<a href="#trend/eng_ctr/region/DE">trend</a>' in page
+    assert "region: DE" in page and "<td>-80.0</td>" in page  # change -80%; not "region=DE"
+
+
+def test_the_page_is_self_contained(warehouse, tmp_path):
+    write_report(warehouse, tmp_path / "r")
+    page = _page(tmp_path / "r")
+    assert [p.name for p in (tmp_path / "r").iterdir()] == ["index.html"]
+    # the markup links nothing outside the page (the browser test watches the requests too)
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.DOTALL)
+    assert not re.findall(r'(?:src|href)="(?!#)[^"]*"', markup)
+    assert "<script src" not in page and "Plotly.react" in page and "plotly.js v" in page.lower()
+
+
+def test_the_payload_holds_the_warehouse_values(warehouse, tmp_path):
+    write_report(warehouse, tmp_path / "r")
+    cube = _payload(_page(tmp_path / "r"))["cube"]
+    days, features, segments = cube["days"], cube["features"], [tuple(s) for s in cube["segments"]]
+    assert segments[0] == ("all", "all") and len(days) == DAYS and features == sorted(FEATURES)
+    coverage, rows = unpack(cube["coverage"], np.uint16), unpack(cube["rows"], np.uint32)
+
+    def at(feature: str, segment: tuple[str, str], day: int) -> int:
+        return (features.index(feature) * len(segments) + segments.index(segment)) * DAYS + day
+
+    de = ("region", "DE")
+    assert coverage[at("eng_ctr", de, 9)] == 1000  # 0.5 - 0.4 = 10.00%
+    assert coverage[at("eng_ctr", de, 8)] == 5000
+    assert coverage[at("eng_ctr", ("region", "BR"), 2)] == MISSING  # BR starts on day 5
+    assert rows[segments.index(de) * DAYS + 3] == 400
+    expected, us = unpack(cube["expected"], np.uint16), ("region", "US")
+    assert expected[at("eng_ctr", us, 3)] == MISSING  # before the rule's warm-up
+    assert expected[at("eng_ctr", us, 9)] == 5000  # the previous days' 50%
+    assert expected[at("eng_ctr", de, 9)] == MISSING  # 400 rows: too few for the rule to judge
 
 
 def test_an_unknown_heatmap_dimension_is_a_usage_error(warehouse, tmp_path):
@@ -105,17 +99,21 @@ def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
     page = _page(out)
     status = _status(page)
     assert all(status[key] == "rendered" for key in (*ALWAYS, *RANKER, "sampling-study")), status
-    _assert_images_exist(out, page)
     assert "<td>40,000</td>" in page  # rows read of the 16-window configuration
+    payload = _payload(page)
+    assert {row["segment_dim"] for row in payload["ndcg"]} == {"all", "region"}
+    assert {row["run_id"] for row in payload["shap"]["rows"]} == {"ref"}  # the scoring model's shares
+    assert payload["ndcg"][0]["ndcg8"] == pytest.approx(0.65)
 
 
 def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
     """A few rows in the ranker's own tables (created by its sql/schema/2x files)."""
     days = [START + timedelta(days=d) for d in range(DAYS)]
-    daily = pl.DataFrame({"ds": days, "run_id": ["ref"] * DAYS, "segment_dim": ["all"] * DAYS,
-                          "segment_value": ["all"] * DAYS, "queries": [120] * DAYS,
-                          "queries_evaluated": [100] * DAYS, "queries_no_relevant": [20] * DAYS,
-                          "ndcg4_sum": [60.0] * DAYS, "ndcg8_sum": [65.0] * DAYS})
+    daily = pl.DataFrame({"ds": days * 2, "run_id": ["ref"] * 2 * DAYS,
+                          "segment_dim": ["all"] * DAYS + ["region"] * DAYS,
+                          "segment_value": ["all"] * DAYS + ["DE"] * DAYS, "queries": [120] * 2 * DAYS,
+                          "queries_evaluated": [100] * 2 * DAYS, "queries_no_relevant": [20] * 2 * DAYS,
+                          "ndcg4_sum": [60.0] * 2 * DAYS, "ndcg8_sum": [65.0] * 2 * DAYS})
     runs = ["ref"] * 3 + ["x:baseline"] * 3 + ["x:retrain:eng_ctr:0.05:1"] * 3
     importance = pl.DataFrame({"run_id": runs, "feature": FEATURES * 3,
                                "gain": [1.0] * 9, "gain_share": [1 / 3] * 9, "shap": [1.0] * 9,
@@ -162,5 +160,4 @@ def test_demo_warehouse_report(tmp_path):
             pytest.skip("the demo warehouse is being written")
         raise
     page = _page(out)
-    assert all(_status(page)[key] == "rendered" for key in ALWAYS)
-    _assert_images_exist(out, page)
+    assert all(_status(page)[key] == "rendered" for key in (*ALWAYS, "ndcg", "shap")), _status(page)

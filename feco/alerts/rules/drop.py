@@ -50,6 +50,13 @@ class DropRule:
         )
         return fired(firing, self.name)
 
+    def band(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+        """What the rule expects of each row (``expected``: the weekday-adjusted baseline) and
+        the coverage below which it fires against that (``lower``), for charts. A segment can
+        also fire against the rest of traffic, whose prediction moves with the day's traffic."""
+        return inputs.select("feature", "segment_dim", "segment_value", pl.col("baseline").alias("expected"),
+                             _threshold(settings.drop, k_days=settings.drop.k_days).alias("lower"))
+
 
 def _threshold(rule: DropSettings, prefix: str = "", *, k_days: float | None = None) -> pl.Expr:
     """The prediction ``<prefix>baseline`` less the widest margin; the spread margins only

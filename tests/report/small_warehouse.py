@@ -1,0 +1,45 @@
+"""A small warehouse for the report's tests: three features over twelve days in a few
+segments, eng_ctr falling in region DE on day 9 (an open alert), region BR launched on day 5."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+
+from feco.warehouse import create_schema
+
+START = date(2026, 3, 1)
+DAYS = 12
+FEATURES = ["eng_ctr", "meta_rating", "text_bm25"]
+
+
+def _states(ds: date, day: int) -> list[tuple]:
+    """Coverage counts for one day: eng_ctr drops on day 9 in DE; region BR starts on day 5."""
+    rows = []
+    segments = [("all", "all", 1000), ("region", "US", 600), ("region", "DE", 400),
+                ("product_age", "new", 200), ("product_age", "established", 800)]
+    if day >= 5:
+        segments.append(("region", "BR", 100 + 20 * day))
+    for feature, base in zip(FEATURES, (0.5, 0.9, 0.97)):
+        for dim, value, n in segments:
+            share = base - (0.3 if dim == "product_age" and value == "new" and feature == "eng_ctr" else 0)
+            if feature == "eng_ctr" and day == 9 and value in ("DE", "all"):
+                share -= 0.4 if value == "DE" else 0.16
+            rows.append((ds, 0, feature, dim, value, n, n, round(n * share)))
+    return rows
+
+
+def build(path: Path) -> Path:
+    with duckdb.connect(str(path)) as conn:
+        create_schema(conn, moving_average_days=7)
+        for day in range(DAYS):
+            conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             _states(START + timedelta(days=day), day))
+        conn.execute(
+            "INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
+            "baseline, threshold, drop_abs, drop_rel, severity, status, n_rows, detail) VALUES "
+            "(?, 'a1', 'eng_ctr', 'region', 'DE', 'drop_vs_moving_average', 0.1, 0.5, 0.45, 0.4, 0.8, "
+            "'critical', 'open', 400, 'eng_ctr fell in DE')", [START + timedelta(days=9)])
+    return path
