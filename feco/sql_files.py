@@ -21,15 +21,36 @@ def sql(name: str) -> str:
     return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
 
 
-def schema_files() -> list[Path]:
-    """``sql/schema/*.sql`` in the order they apply (by file name)."""
-    return sorted((SQL_DIR / "schema").glob("*.sql"))
+def schema_statements() -> list[tuple[str, str, str]]:
+    """``(kind, name, text)`` of every schema file in order; kind is "table" or "view"."""
+    statements = []
+    for path in sorted((SQL_DIR / "schema").glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        match = _DEFINITION.search(text)
+        if match is None:
+            raise ValueError(f"{path} creates no table or view")
+        statements.append((match.group(1).lower(), match.group(2), text))
+    return statements
 
 
 def schema_relations() -> dict[str, list[str]]:
     """The tables and views the schema files create: ``{"table": [...], "view": [...]}``."""
     relations: dict[str, list[str]] = {"table": [], "view": []}
-    for path in schema_files():
-        for kind, name in _DEFINITION.findall(path.read_text(encoding="utf-8")):
-            relations[kind.lower()].append(name)
+    for kind, name, _ in schema_statements():
+        relations[kind].append(name)
     return relations
+
+
+def migrations(folder: Path | None = None) -> dict[int, Path]:
+    """``sql/migrations/NNN_what.sql`` by version number NNN (the schema's version once it
+    has run)."""
+    found: dict[int, Path] = {}
+    for path in sorted((folder or SQL_DIR / "migrations").glob("*.sql")):
+        prefix = path.name.split("_", 1)[0]
+        if not prefix.isdigit():
+            raise ValueError(f"migration {path} is not named NNN_what.sql")
+        number = int(prefix)
+        if number in found:
+            raise ValueError(f"two migrations numbered {number}: {found[number].name}, {path.name}")
+        found[number] = path
+    return found

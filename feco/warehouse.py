@@ -1,4 +1,4 @@
-"""The DuckDB warehouse: schema from ``sql/``, day-wise transactional publish, safe reads.
+"""The DuckDB warehouse: versioned schema from ``sql/``, day-wise transactional publish, safe reads.
 
 DuckDB allows one writing process per file. Writers wait a while for the lock and then fail
 with a clear message; readers open the file read-only with external access switched off, so
@@ -20,7 +20,11 @@ import polars as pl
 
 from feco.errors import DataError, QueryTimeoutError, UsageError, WarehouseBusyError
 from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS
-from feco.sql_files import schema_files, sql
+from feco.sql_files import migrations, schema_statements, sql
+
+# The schema of the first release, which stored no version; each migration
+# sql/migrations/NNN_*.sql brings a warehouse to version NNN.
+FIRST_VERSION = 1
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
 DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
@@ -84,11 +88,57 @@ def _connect(path: Path, *, read_only: bool, wait_seconds: float, config: dict |
             raise UsageError(f"cannot open warehouse {path}: {str(error).splitlines()[0]}") from None
 
 
-def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int) -> None:
-    """Create every table and view from ``sql/schema`` (idempotent), in file-name order."""
-    for path in schema_files():
-        text = path.read_text(encoding="utf-8")
-        conn.execute(text.replace("{moving_average_days}", str(int(moving_average_days))))
+def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
+                  migrations_dir: Path | None = None) -> None:
+    """Create the warehouse's schema, or upgrade an older one, in one transaction.
+
+    A new warehouse gets the tables and views of ``sql/schema`` at the latest version. An
+    older one first gets the tables it lacks (created as they are now), then the migrations
+    of ``sql/migrations`` numbered above its version, in order, then the views (which may
+    read migrated columns). A failure leaves the warehouse as it was.
+    """
+    available = migrations(migrations_dir)
+    latest = max(available, default=FIRST_VERSION)
+    statements = [(kind, text.replace("{moving_average_days}", str(int(moving_average_days))))
+                  for kind, _, text in schema_statements()]
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        version = schema_version(conn)
+        if version is not None and version > latest:
+            raise DataError(f"the warehouse's schema is version {version}, newer than this feco "
+                            f"knows ({latest}): upgrade feco")
+        for kind, text in statements:
+            if kind == "table":
+                conn.execute(text)
+        for number, path in sorted(available.items()):
+            if version is not None and number > version:
+                _migrate(conn, path)
+        for kind, text in statements:
+            if kind == "view":
+                conn.execute(text)
+        conn.execute("INSERT OR IGNORE INTO schema_version VALUES ($version, now())",
+                     {"version": latest})
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def schema_version(conn: duckdb.DuckDBPyConnection) -> int | None:
+    """The warehouse's schema version; None for a new, empty warehouse."""
+    tables = {name for (name,) in conn.sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if "schema_version" in tables:
+        return conn.sql("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    return FIRST_VERSION if "runs" in tables else None
+
+
+def _migrate(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
+    try:
+        conn.execute(path.read_text(encoding="utf-8"))
+    except duckdb.Error as error:
+        raise DataError(f"cannot upgrade the warehouse: migration {path.name} failed: "
+                        f"{str(error).splitlines()[0]}") from None
 
 
 def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.DataFrame]) -> None:
