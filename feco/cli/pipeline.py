@@ -14,6 +14,10 @@ from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
 
 
+ALERT_TABLE_COLUMNS = ("ds", "status", "severity", "rule", "feature", "segment_dim", "segment_value",
+                       "observed", "baseline", "threshold")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run", help="sample, count and publish one day",
@@ -43,8 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run SQL on the warehouse, opened read-only with file access switched off: "
                     "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
                     "are refused. The query is cancelled after --timeout seconds and may use "
-                    "at most --memory-limit of memory; a run of the pipeline waits for it "
-                    "(see docs/warehouse.md).",
+                    "at most --memory-limit of memory. A pipeline run waits up to 60 s for a "
+                    "query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -274,7 +278,9 @@ def _alerts(args: argparse.Namespace) -> int:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
-    if args.format != "text":
+    if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
+        print_frame(frame.select(ALERT_TABLE_COLUMNS), "table")
+    elif args.format != "text":
         print_frame(frame, args.format)
     elif frame.is_empty():
         print(f"no alerts since {since}" if until is None else f"no alerts on {since}")
