@@ -215,7 +215,7 @@ def query_for_display(conn: duckdb.DuckDBPyConnection, text: str, *,
     if outcome.get("interrupted"):
         raise KeyboardInterrupt
     if outcome.get("timed_out"):
-        raise QueryTimeoutError(f"query cancelled after {timeout_seconds:g}s (--timeout); "
+        raise QueryTimeoutError(f"query cancelled after {timeout_seconds:g}s, its time limit: "
                                 "narrow it or give it more time")
     if "error" in outcome:
         raise outcome["error"]

@@ -169,7 +169,7 @@ def _query(args: argparse.Namespace) -> int:
     with open_read_only(config.paths.warehouse, memory_limit=args.memory_limit) as conn:
         try:
             if not conn.extract_statements(text):
-                raise UsageError("the query has no statement (only comments or blanks)")
+                raise UsageError("the query is empty (no statement, only comments or blanks)")
             frame = query_for_display(conn, text, timeout_seconds=args.timeout or None)
         except duckdb.Error as error:
             raise UsageError(_refusal(error)) from None
@@ -181,19 +181,14 @@ def _query_text(args: argparse.Namespace) -> str:
     """The SQL from the argument, --file or standard input ("-"); exactly one of them."""
     if (args.sql is None) == (args.file is None):
         raise UsageError("give the SQL as an argument or with --file PATH (- for standard input)")
-    source = args.file or args.sql
-    if args.file is None and source != "-":
-        text = source
-    elif source == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(source).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"cannot read --file {source}: {error}") from None
-    if not text.strip():
-        raise UsageError("the query is empty")
-    return text
+    if "-" in (args.sql, args.file):
+        return sys.stdin.read()
+    if args.sql is not None:
+        return args.sql
+    try:
+        return Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read --file {args.file}: {error}") from None
 
 
 def _refusal(error: Exception) -> str:
