@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
+# sql/ beside the package in a checkout; feco/sql inside an installed wheel (setup.py ships it there).
+SQL_DIR = next(folder for folder in (Path(__file__).resolve().parents[1] / "sql", Path(__file__).parent / "sql")
+               if folder.is_dir())
 _DEFINITION = re.compile(
     r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
     re.IGNORECASE | re.MULTILINE,
