@@ -19,10 +19,9 @@ def config_option(parser: argparse.ArgumentParser) -> None:
                         help="config file (default: $FECO_CONFIG, else configs/feco.toml)")
 
 
-def format_option(parser: argparse.ArgumentParser, *, extra: tuple[str, ...] = (),
-                  default: str = "table") -> None:
-    parser.add_argument("--format", choices=extra + FORMATS, default=default,
-                        help=f"output: {FORMAT_HELP} (default {default})")
+def format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help=f"output: {FORMAT_HELP} (default table)")
 
 
 def date_argument(text: str) -> date:

@@ -8,7 +8,8 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from feco.cli.options import config_option, date_argument, format_option, print_frame, to_json
+from feco.cli.options import (FORMAT_HELP, FORMATS, config_option, date_argument, format_option,
+                              print_frame, to_json)
 from feco.errors import DataError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
@@ -81,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     when.add_argument("--ds", type=date_argument, help="one day")
     when.add_argument("--since", type=date_argument, help="every day from this one on")
     alerts.add_argument("--all", action="store_true", help="include grouped and suppressed alerts")
-    format_option(alerts, extra=("text",), default="text")
+    alerts.add_argument("--format", choices=("text", *FORMATS), default="text",
+                        help=f"output: text (one line per alert, the default), {FORMAT_HELP}")
     config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
