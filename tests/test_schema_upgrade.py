@@ -89,9 +89,8 @@ def test_a_warehouse_newer_than_feco_is_refused(tmp_path):
     path = tmp_path / "new.duckdb"
     with open_for_write(path) as conn:
         conn.execute("INSERT INTO schema_version VALUES (999, now())")
-    with pytest.raises(DataError, match="version 999, newer than this feco"):
-        with open_for_write(path):
-            pass
+    with pytest.raises(DataError, match="version 999, newer than this feco"), open_for_write(path):
+        pass
 
 
 def test_two_migrations_with_one_number_are_refused(tmp_path):

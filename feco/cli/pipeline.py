@@ -8,12 +8,18 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from feco.cli.options import (FORMAT_HELP, FORMATS, config_option, date_argument, format_option,
-                              print_frame, to_json)
+from feco.cli.options import (
+    FORMAT_HELP,
+    FORMATS,
+    config_option,
+    date_argument,
+    format_option,
+    print_frame,
+    to_json,
+)
 from feco.errors import DataError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
-
 
 ALERT_TABLE_COLUMNS = ("ds", "status", "severity", "rule", "feature", "segment_dim", "segment_value",
                        "observed", "baseline", "threshold")
