@@ -23,15 +23,22 @@ MINUTES_PER_DAY = 24 * 60
 SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age")
 
 
+# Strict: TOML has types, so `windows = "8"` is a mistake to report, not a string to coerce.
+# Paths and dates may still be written as strings.
+FilePath = Annotated[Path, Field(strict=False)]
+Day = Annotated[date, Field(strict=False)]
+Seed = Annotated[int, Field(ge=0)]
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Paths(_Model):
-    logs: Path
-    samples: Path
-    warehouse: Path
-    report: Path | None = None  # the HTML report's folder; default: "report" beside the warehouse
+    logs: FilePath
+    samples: FilePath
+    warehouse: FilePath
+    report: FilePath | None = None  # the HTML report's folder; default: "report" beside the warehouse
 
 
 class LogSchema(_Model):
@@ -60,7 +67,7 @@ class Sampling(_Model):
     window_minutes: Annotated[int, Field(ge=1, le=MINUTES_PER_DAY)] = 10
     events_per_window: Annotated[int, Field(ge=1)] = 200_000
     window_starts: list[str] | None = None
-    seed: int = 0
+    seed: Seed = 0
 
     @model_validator(mode="after")
     def _windows_fit_in_a_day(self) -> Sampling:
@@ -133,8 +140,8 @@ class CoverageRule(_Model):
 
 
 class ReferencePeriod(_Model):
-    start: date
-    end: date
+    start: Day
+    end: Day
 
     @model_validator(mode="after")
     def _ordered(self) -> ReferencePeriod:
@@ -234,7 +241,7 @@ class MissingRule(_Model):
 class Notify(_Model):
     """Where alerts go. Secrets never live here: only the names of where to find them."""
 
-    jsonl: Path | None = None
+    jsonl: FilePath | None = None
     webhook_url_env: str | None = "FECO_WEBHOOK_URL"
     airflow_connection: str | None = None
     timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
@@ -285,10 +292,10 @@ class Ranker(_Model):
     # Trained on the sampled days before the training date; the last days validate.
     reference_days: Annotated[int, Field(ge=2)] = 14
     validation_days: Annotated[int, Field(ge=1)] = 2
-    models: Path = Path("models")
+    models: FilePath = Path("models")
     shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
-    seed: int = 1
+    seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.
     retrain_days: Annotated[int, Field(ge=1)] = 7
 
@@ -339,17 +346,22 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
 
     Examples
     --------
-    >>> config = load_config("configs/feco.toml")  # doctest: +SKIP
-    >>> config.sampling.windows
-    8
+    >>> template = Path(__file__).parents[1] / "configs" / "template.toml"
+    >>> config = load_config(template)
+    >>> config.sampling.windows, config.paths.warehouse
+    (8, PosixPath('/path/to/feco/feco.duckdb'))
     """
     source = config_path(path).resolve()
+    if source.is_dir():
+        raise ConfigError(f"{source} is a folder: give the config file itself, e.g. {source / 'feco.toml'}")
     try:
         raw = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(
             f"config file {source} not found (pass --config PATH or set FECO_CONFIG)"
         ) from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {source}: {error.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
     return parse_config(raw, source=source)

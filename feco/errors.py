@@ -30,3 +30,7 @@ class WarehouseBusyError(FecoError):
     """Another process holds the warehouse for writing."""
 
     exit_code = 3
+
+
+class QueryTimeoutError(UsageError):
+    """A read-only query ran longer than its time limit and was cancelled."""

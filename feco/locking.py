@@ -6,6 +6,19 @@ while a backfill runs) would overwrite each other's files. Every pipeline step t
 holds an exclusive lock on ``<warehouse>.lock``: the second run waits, then fails with a
 clear message. The lock is re-entrant within a process (``run_day`` holds it around its
 steps) and released by the kernel if the process dies, so a killed run never leaves it held.
+
+Readers (`feco query`, `status`, `alerts`, `drops`, the report) never take the run lock: they
+open the DuckDB file read-only, which DuckDB allows while no process writes it. The two kinds
+meet at DuckDB's own file lock:
+
+- a run waits up to ``WRITE_WAIT_SECONDS`` for readers to close the file, then fails (exit 3);
+- `feco query` cancels itself after ``QUERY_TIMEOUT_SECONDS`` by default, half that wait, so a
+  run started while a query holds the file still gets it (``--timeout 0`` lifts the limit and
+  can make a run fail);
+- a reader waits up to 10 s for a writer, then fails (exit 3): publishing a day is short.
+
+A reader also holds at most ``READ_MEMORY_LIMIT`` of memory (DuckDB's default is 80% of the
+machine, which the pipeline and other users share).
 """
 
 from __future__ import annotations
@@ -20,6 +33,9 @@ from typing import Iterator
 from feco.errors import WarehouseBusyError
 
 WAIT_SECONDS = float(os.environ.get("FECO_LOCK_WAIT_SECONDS", "300"))
+WRITE_WAIT_SECONDS = 60.0
+QUERY_TIMEOUT_SECONDS = WRITE_WAIT_SECONDS / 2
+READ_MEMORY_LIMIT = "2GB"
 _held: dict[Path, int] = {}
 
 

@@ -40,12 +40,7 @@ def run_study(ds: date, config: Config, *, windows: list[int], events_per_window
     features (averaged over repeats) and the largest over features and repeats. Rows read are
     the rows each strategy must look at (the windows' rows; the whole day for the others);
     seconds are the wall clock of the first repeat, from disk to coverage.
-
-    Examples
-    --------
-    >>> study = run_study(date(2026, 6, 3), config, windows=[4, 8], events_per_window=[300])  # doctest: +SKIP
-    >>> study.select("strategy", "windows", "max_error_points").row(0)  # doctest: +SKIP
-    ('windows', 4, 0.83)
+    `feco sampling-study` runs it; tests/report/test_sampling_study.py shows it on a day of logs.
     """
     files = _day_files(ds, config.paths.logs)
     rules = _rules(files, config)

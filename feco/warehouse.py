@@ -1,4 +1,4 @@
-"""The DuckDB warehouse: schema from ``sql/``, day-wise transactional publish, safe reads.
+"""The DuckDB warehouse: versioned schema from ``sql/``, day-wise transactional publish, safe reads.
 
 DuckDB allows one writing process per file. Writers wait a while for the lock and then fail
 with a clear message; readers open the file read-only with external access switched off, so
@@ -18,10 +18,14 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
-from feco.errors import DataError, WarehouseBusyError
+from feco.errors import DataError, QueryTimeoutError, UsageError, WarehouseBusyError
+from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS
+from feco.sql_files import migrations, schema_statements, sql
 
-# sql/ beside the package in a checkout; feco/sql inside an installed wheel (pyproject.toml).
-SQL_DIR = next(d for d in (Path(__file__).resolve().parents[1] / "sql", Path(__file__).parent / "sql") if d.is_dir())
+# The schema of the first release, which stored no version; each migration
+# sql/migrations/NNN_*.sql brings a warehouse to version NNN.
+FIRST_VERSION = 1
+
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
 DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
 
@@ -33,11 +37,6 @@ _READ_ONLY_SETTINGS = {
 }
 
 
-def sql(name: str) -> str:
-    """The text of ``sql/<name>.sql``."""
-    return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
-
-
 def quote(identifier: str) -> str:
     """Quote an identifier that comes from config, so no name is pasted into SQL raw."""
     return '"' + identifier.replace('"', '""') + '"'
@@ -45,7 +44,7 @@ def quote(identifier: str) -> str:
 
 @contextmanager
 def open_for_write(path: Path, *, moving_average_days: int = 7,
-                   wait_seconds: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+                   wait_seconds: float = WRITE_WAIT_SECONDS) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open (creating if needed) the warehouse for writing, with its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = _connect(path, read_only=False, wait_seconds=wait_seconds)
@@ -57,11 +56,14 @@ def open_for_write(path: Path, *, moving_average_days: int = 7,
 
 
 @contextmanager
-def open_read_only(path: Path, *, wait_seconds: float = 10.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Open the warehouse for queries only: no writes, no file access beyond the warehouse."""
+def open_read_only(path: Path, *, wait_seconds: float = 10.0,
+                   memory_limit: str = READ_MEMORY_LIMIT) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the warehouse for queries only: no writes, no file access beyond the warehouse,
+    and at most ``memory_limit`` of memory (see feco.locking)."""
     if not path.exists():
         raise DataError(f"no warehouse at {path}: run `feco run --ds DATE` first")
-    conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=_READ_ONLY_SETTINGS)
+    settings = {**_READ_ONLY_SETTINGS, "memory_limit": memory_limit}
+    conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=settings)
     try:
         yield conn
     finally:
@@ -82,13 +84,61 @@ def _connect(path: Path, *, read_only: bool, wait_seconds: float, config: dict |
                     f"(waited {wait_seconds:g}s); try again when it has finished"
                 ) from None
             time.sleep(0.5)
+        except (duckdb.ParserException, duckdb.InvalidInputException) as error:  # a bad setting
+            raise UsageError(f"cannot open warehouse {path}: {str(error).splitlines()[0]}") from None
 
 
-def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int) -> None:
-    """Create every table and view from ``sql/schema`` (idempotent), in file-name order."""
-    for path in sorted((SQL_DIR / "schema").glob("*.sql")):
-        text = path.read_text(encoding="utf-8")
-        conn.execute(text.replace("{moving_average_days}", str(int(moving_average_days))))
+def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
+                  migrations_dir: Path | None = None) -> None:
+    """Create the warehouse's schema, or upgrade an older one, in one transaction.
+
+    A new warehouse gets the tables and views of ``sql/schema`` at the latest version. An
+    older one first gets the tables it lacks (created as they are now), then the migrations
+    of ``sql/migrations`` numbered above its version, in order, then the views (which may
+    read migrated columns). A failure leaves the warehouse as it was.
+    """
+    available = migrations(migrations_dir)
+    latest = max(available, default=FIRST_VERSION)
+    statements = [(kind, text.replace("{moving_average_days}", str(int(moving_average_days))))
+                  for kind, _, text in schema_statements()]
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        version = schema_version(conn)
+        if version is not None and version > latest:
+            raise DataError(f"the warehouse's schema is version {version}, newer than this feco "
+                            f"knows ({latest}): upgrade feco")
+        for kind, text in statements:
+            if kind == "table":
+                conn.execute(text)
+        for number, path in sorted(available.items()):
+            if version is not None and number > version:
+                _migrate(conn, path)
+        for kind, text in statements:
+            if kind == "view":
+                conn.execute(text)
+        conn.execute("INSERT OR IGNORE INTO schema_version VALUES ($version, now())",
+                     {"version": latest})
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def schema_version(conn: duckdb.DuckDBPyConnection) -> int | None:
+    """The warehouse's schema version; None for a new, empty warehouse."""
+    tables = {name for (name,) in conn.sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if "schema_version" in tables:
+        return conn.sql("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    return FIRST_VERSION if "runs" in tables else None
+
+
+def _migrate(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
+    try:
+        conn.execute(path.read_text(encoding="utf-8"))
+    except duckdb.Error as error:
+        raise DataError(f"cannot upgrade the warehouse: migration {path.name} failed: "
+                        f"{str(error).splitlines()[0]}") from None
 
 
 def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.DataFrame]) -> None:
@@ -126,16 +176,22 @@ def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None
     return relation.pl() if relation is not None else pl.DataFrame()
 
 
-def fetch_interruptibly(conn: duckdb.DuckDBPyConnection, text: str) -> pl.DataFrame:
-    """``fetch`` that Ctrl-C cancels at once: the query runs on a cursor in a worker thread and
-    SIGINT interrupts that cursor, then surfaces as KeyboardInterrupt. (Call it from the main
-    thread: only that one may set signal handlers.)"""
+def query_for_display(conn: duckdb.DuckDBPyConnection, text: str, *,
+                      timeout_seconds: float | None = None) -> pl.DataFrame:
+    """Run a user's query and return every column in a type polars can hold and print.
+
+    Columns of other types (INTERVAL, UNION, BIT, BLOB, TIME WITH TIME ZONE, or nested types
+    holding one) come back as DuckDB's text for the value. The query runs on a cursor in a
+    worker thread, so Ctrl-C cancels it at once (KeyboardInterrupt) and so does the timeout
+    (QueryTimeoutError). Call it from the main thread: only that one may set signal handlers.
+    """
     cursor = conn.cursor()
     outcome: dict = {}
 
     def work() -> None:
         try:
-            outcome["frame"] = fetch(cursor, text)
+            relation = cursor.sql(text)
+            outcome["frame"] = _displayable(relation).pl() if relation is not None else pl.DataFrame()
         except BaseException as error:  # noqa: BLE001 - handed back to the caller below
             outcome["error"] = error
 
@@ -143,20 +199,56 @@ def fetch_interruptibly(conn: duckdb.DuckDBPyConnection, text: str) -> pl.DataFr
         outcome["interrupted"] = True
         cursor.interrupt()
 
+    deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     previous = signal.signal(signal.SIGINT, interrupt)
     worker = threading.Thread(target=work, daemon=True)
     try:
         worker.start()
         while worker.is_alive():
             worker.join(0.1)
+            if deadline is not None and time.monotonic() > deadline and "timed_out" not in outcome:
+                outcome["timed_out"] = True
+                cursor.interrupt()
     finally:
         signal.signal(signal.SIGINT, previous)
         cursor.close()
     if outcome.get("interrupted"):
         raise KeyboardInterrupt
+    if outcome.get("timed_out"):
+        raise QueryTimeoutError(f"query cancelled after {timeout_seconds:g}s, its time limit: "
+                                "narrow it or give it more time")
     if "error" in outcome:
         raise outcome["error"]
     return outcome["frame"]
+
+
+# Result types polars holds and prints faithfully; any other is shown as text.
+_DISPLAYABLE_TYPES = frozenset({
+    "boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
+    "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "varchar", "uuid", "enum",
+    "date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
+    "timestamp with time zone",
+})
+_NESTED_TYPES = frozenset({"list", "array", "struct", "map"})
+
+
+def _displayable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """The relation with every column polars cannot hold cast to VARCHAR (by position, so
+    duplicate column names stay apart)."""
+    if all(_is_displayable(type_) for type_ in relation.types):
+        return relation
+    columns = [f"#{i}" if _is_displayable(type_) else f"CAST(#{i} AS VARCHAR)"
+               for i, type_ in enumerate(relation.types, start=1)]
+    return relation.project(", ".join(f"{column} AS {quote(name)}"
+                                      for column, name in zip(columns, relation.columns)))
+
+
+def _is_displayable(type_) -> bool:
+    if type_.id in _NESTED_TYPES:
+        # children are (name, type) pairs; an ARRAY also lists its size, a plain number
+        return all(_is_displayable(child) for _, child in type_.children
+                   if isinstance(child, type(type_)))
+    return type_.id in _DISPLAYABLE_TYPES
 
 
 def named_query(conn: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from feco.errors import FecoError
@@ -43,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("feco: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`feco query ... | head`): stop quietly, as a killed `cat` would.
+        # Python flushes stdout again at exit; pointing it at /dev/null keeps that quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -6,9 +6,23 @@ import argparse
 import sys
 import time
 from datetime import date, timedelta
+from pathlib import Path
 
-from feco.cli.options import config_option, date_argument, print_frame
+from feco.cli.options import (
+    FORMAT_HELP,
+    FORMATS,
+    config_option,
+    date_argument,
+    format_option,
+    print_frame,
+    to_json,
+)
 from feco.errors import DataError, UsageError
+from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
+from feco.sql_files import schema_relations
+
+ALERT_TABLE_COLUMNS = ("ds", "status", "severity", "rule", "feature", "segment_dim", "segment_value",
+                       "observed", "baseline", "threshold")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,22 +62,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     query = subparsers.add_parser(
         "query", help="run read-only SQL on the warehouse",
-        description="Run one SQL query on the warehouse, opened read-only with file access "
-                    "switched off: statements that write, ATTACH, COPY, INSTALL/LOAD and reading "
-                    "other files are refused. Tables: sample_windows, coverage_states, "
-                    "feature_status, runs, coverage_reference; views: feco_daily, feco_ma7.",
-        epilog="example: feco query \"SELECT * FROM feco_ma7 WHERE segment_dim = 'all' "
-               "ORDER BY ds DESC LIMIT 10\"",
+        description="Run SQL on the warehouse, opened read-only with file access switched off: "
+                    "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
+                    "are refused. The query is cancelled after --timeout seconds and may use "
+                    "at most --memory-limit of memory. A pipeline run waits up to 60 s for a "
+                    "query to close the warehouse: the default timeout lets it in.",
+        epilog=_relations_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    query.add_argument("sql", help="the SQL query")
-    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    query.add_argument("sql", nargs="?", help="the SQL query; - reads it from standard input")
+    query.add_argument("--file", metavar="PATH", help="read the SQL from a file (- for standard input)")
+    query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_SECONDS, metavar="SECONDS",
+                       help="cancel the query after this long (default %(default)g; 0: no limit)")
+    query.add_argument("--memory-limit", default=READ_MEMORY_LIMIT, metavar="SIZE",
+                       help="DuckDB memory limit, e.g. 512MB (default %(default)s)")
+    format_option(query)
     config_option(query)
     query.set_defaults(handler=_query)
 
     status = subparsers.add_parser(
         "status", help="what the warehouse holds",
-        description="Days present, the last publish, sampled events, missing features.",
+        description="Days present, the last publish, sampled events, missing features, and the "
+                    "alert rules that cannot run yet (and why).",
     )
+    format_option(status)
     config_option(status)
     status.set_defaults(handler=_status)
 
@@ -77,7 +99,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     when.add_argument("--ds", type=date_argument, help="one day")
     when.add_argument("--since", type=date_argument, help="every day from this one on")
     alerts.add_argument("--all", action="store_true", help="include grouped and suppressed alerts")
-    alerts.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    alerts.add_argument("--format", choices=("text", *FORMATS), default="text",
+                        help=f"output: text (one line per alert, the default), {FORMAT_HELP}")
     config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
@@ -90,8 +113,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drops.add_argument("--limit", type=int, default=10, help="rows to show (default 10)")
     drops.add_argument("--min-rows", type=int, default=500,
                        help="ignore segments with fewer sampled rows that day (default 500)")
+    format_option(drops)
     config_option(drops)
     drops.set_defaults(handler=_drops)
+
+
+def _relations_epilog() -> str:
+    relations = schema_relations()
+    return ("relations (from sql/schema; `feco query \"DESCRIBE name\"` lists a relation's columns):\n"
+            f"  tables: {', '.join(relations['table'])}\n"
+            f"  views:  {', '.join(relations['view'])}\n\n"
+            "example:\n  feco query \"SELECT * FROM feco_ma7 WHERE segment_dim = 'all' "
+            "ORDER BY ds DESC LIMIT 10\"")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -158,16 +191,35 @@ def _query(args: argparse.Namespace) -> int:
     import duckdb
 
     from feco.tasks import as_config
-    from feco.warehouse import fetch_interruptibly, open_read_only
+    from feco.warehouse import open_read_only, query_for_display
 
+    text = _query_text(args)
+    if args.timeout < 0:
+        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout:g}")
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse) as conn:
+    with open_read_only(config.paths.warehouse, memory_limit=args.memory_limit) as conn:
         try:
-            frame = fetch_interruptibly(conn, args.sql)
+            if not conn.extract_statements(text):
+                raise UsageError("the query is empty (no statement, only comments or blanks)")
+            frame = query_for_display(conn, text, timeout_seconds=args.timeout or None)
         except duckdb.Error as error:
             raise UsageError(_refusal(error)) from None
     print_frame(frame, args.format)
     return 0
+
+
+def _query_text(args: argparse.Namespace) -> str:
+    """The SQL from the argument, --file or standard input ("-"); exactly one of them."""
+    if (args.sql is None) == (args.file is None):
+        raise UsageError("give the SQL as an argument or with --file PATH (- for standard input)")
+    if "-" in (args.sql, args.file):
+        return sys.stdin.read()
+    if args.sql is not None:
+        return args.sql
+    try:
+        return Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read --file {args.file}: {error}") from None
 
 
 def _refusal(error: Exception) -> str:
@@ -178,6 +230,8 @@ def _refusal(error: Exception) -> str:
         return f"query refused: feco query cannot read or write files ({message})"
     if "locked" in message:
         return f"query refused: settings are locked in feco query ({message})"
+    if "Out of Memory" in message:
+        return f"query failed: it needs more than --memory-limit ({message})"
     return f"query failed: {message}"
 
 
@@ -189,14 +243,56 @@ def _status(args: argparse.Namespace) -> int:
     with open_read_only(config.paths.warehouse) as conn:
         row = named_query(conn, "status_days",
                           {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
-    print(f"warehouse:         {config.paths.warehouse}")
-    print(f"days:              {row['days']} ({row['first_ds']} to {row['last_ds']})")
-    print(f"last published:    {row['last_published_at']}")
-    print(f"events sampled:    {row['events_sampled']:,}")
-    print(f"short windows:     {row['short_windows']} (fewer events than the "
-          f"{config.sampling.events_per_window:,} wanted)")
-    print(f"missing features:  {row['features_missing']} feature-days")
+        warnings = _rules_that_cannot_run(conn, config, days=row["days"])
+    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings}
+    if args.format == "json":
+        print(to_json(facts, indent=1))
+    elif args.format == "csv":
+        import polars as pl
+
+        print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings)}]), "csv")
+    else:
+        _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
+
+
+def _print_status(facts: dict, *, events_per_window: int) -> None:
+    print(f"warehouse:         {facts['warehouse']}")
+    print(f"days:              {facts['days']} ({facts['first_ds']} to {facts['last_ds']})")
+    print(f"last published:    {facts['last_published_at']}")
+    print(f"events sampled:    {facts['events_sampled']:,}")
+    print(f"short windows:     {facts['short_windows']} (fewer events than the "
+          f"{events_per_window:,} wanted)")
+    print(f"missing features:  {facts['features_missing']} feature-days")
+    for warning in facts["rules_not_running"]:
+        print(f"rule not running:  {warning}")
+
+
+def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
+    """Why an alert rule stays silent whatever the data: no reference period, a reference
+    period the warehouse has too few days of, or too little history yet."""
+    from feco.warehouse import named_query
+
+    settings = config.alerts
+    warnings = []
+    if days <= settings.warmup_days:
+        warnings.append(f"drop, decay: they start once {settings.warmup_days} days of history "
+                        f"precede a day ([alerts] warmup_days); the warehouse has {days}")
+    reference = settings.decay.reference or config.coverage.reference
+    if reference is None:
+        warnings.append("decay: no reference period; set [alerts.decay] reference to a week "
+                        "of normal traffic the warehouse holds")
+        return warnings
+    # As feco.alerts.detect: a reference needs half its days (rounded up) with enough rows.
+    needed = ((reference.end - reference.start).days + 2) // 2
+    held = named_query(conn, "reference_days", {
+        "ref_start": reference.start, "ref_end": reference.end, "min_rows": settings.min_rows,
+    }).item()
+    if held < needed:
+        warnings.append(f"decay: its reference period {reference.start} to {reference.end} has "
+                        f"{held} days in the warehouse with {settings.min_rows:,}+ sampled rows; "
+                        f"it needs {needed} ([alerts.decay] reference)")
+    return warnings
 
 
 def _alerts(args: argparse.Namespace) -> int:
@@ -208,7 +304,9 @@ def _alerts(args: argparse.Namespace) -> int:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
-    if args.format != "table":
+    if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
+        print_frame(frame.select(ALERT_TABLE_COLUMNS), "table")
+    elif args.format != "text":
         print_frame(frame, args.format)
     elif frame.is_empty():
         print(f"no alerts since {since}" if until is None else f"no alerts on {since}")
@@ -230,8 +328,7 @@ def _drops(args: argparse.Namespace) -> int:
         frame = named_query(conn, "largest_drops", {
             "since": args.since, "min_days": 3, "min_rows": args.min_rows, "limit": args.limit,
         })
-    print("Largest coverage drops against the average of the previous 7 days:")
-    print_frame(frame, "table")
+    if args.format == "table":
+        print("Largest coverage drops against the average of the previous 7 days:")
+    print_frame(frame, args.format)
     return 0
-
-

@@ -43,6 +43,15 @@ def test_trec_files_round_trip_to_the_same_evaluation(tmp_path: Path) -> None:
     assert from_text.metrics == from_parquet.metrics
 
 
+def test_comment_lines_and_trailing_fields_are_read_as_trec_eval_reads_them(tmp_path: Path):
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_path.write_text("# run of 2026-03-01\n1 Q0 a 1 0.5 bm25 extra\n  # indented comment\n"
+                        "1 Q0 b 2 0.25 bm25\t# trailing note\n")
+    qrels_path.write_text("#query iter item grade\n1 0 a 2 assessor-7\n1 0 b 0\n")
+    assert read_trec_run(run_path).rows() == [("1", "a", 0.5), ("1", "b", 0.25)]
+    assert read_trec_qrels(qrels_path).rows() == [("1", "a", 2), ("1", "b", 0)]
+
+
 @pytest.mark.parametrize(
     ("reader", "text", "message"),
     [
@@ -50,6 +59,7 @@ def test_trec_files_round_trip_to_the_same_evaluation(tmp_path: Path) -> None:
         (read_trec_run, "1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4\n", r"line 2: expected 6 fields"),
         (read_trec_qrels, "1 0 a 1\n1 0 b one\n", r"line 2: relevance is not an integer"),
         (read_trec_qrels, "1 0 a\n", r"line 1: expected 4 fields"),
+        (read_trec_qrels, "# c\n\n1 0 a 1\n# c\n1 0 b\n", r"line 5: expected 4 fields"),
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path: Path, reader, text: str, message: str):

@@ -1,0 +1,204 @@
+"""The read-only CLI surface: every result type in every format, SQL from files and stdin,
+limits on time and memory, and output into a closed pipe."""
+
+import io
+import json
+import subprocess
+import sys
+import time
+from datetime import date, timedelta
+
+import duckdb
+import pytest
+
+from feco.cli import main
+from feco.locking import READ_MEMORY_LIMIT
+from feco.warehouse import open_for_write
+from logbuilder import write_config_file, write_states
+
+EXOTIC = ("SELECT INTERVAL 1 DAY AS span, union_value(n := 2)::UNION(n INT, s VARCHAR) AS choice, "
+          "[1, 2] AS list, {'a': 1, 'b': [INTERVAL 2 DAY]} AS record, 'nan'::DOUBLE AS nan, "
+          "'-inf'::DOUBLE AS minus_inf, 1.50::DECIMAL(5, 2) AS price, sum(3) AS total")
+
+
+@pytest.fixture
+def config_file(tmp_path):
+    """A config whose warehouse exists, with every table empty."""
+    path = write_config_file(tmp_path)
+    with open_for_write(tmp_path / "feco.duckdb"):
+        pass
+    return str(path)
+
+
+def query(config_file, *args):
+    return main(["query", *args, "--config", config_file])
+
+
+def test_every_result_type_prints_in_every_format(config_file, capsys):
+    assert query(config_file, EXOTIC, "--format", "json") == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row == {"span": "1 day", "choice": "2", "list": [1, 2],
+                   "record": "{'a': 1, 'b': [2 days]}", "nan": None, "minus_inf": None,
+                   "price": 1.5, "total": 3}
+
+    assert query(config_file, EXOTIC, "--format", "csv") == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert header == "span,choice,list,record,nan,minus_inf,price,total"
+    assert line.startswith('1 day,2,"[1, 2]",')
+
+    assert query(config_file, EXOTIC, "--format", "table") == 0
+    assert "1 day" in capsys.readouterr().out
+
+
+def test_json_has_no_nan_or_infinity_anywhere(config_file, capsys):
+    assert query(config_file, "SELECT ['nan'::DOUBLE, 1.0] AS l, {'x': 'inf'::DOUBLE} AS s",
+                 "--format", "json") == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    assert json.loads(out) == [{"l": [None, 1.0], "s": {"x": None}}]
+
+
+def test_csv_writes_nested_values_as_json_text(config_file, capsys):
+    assert query(config_file, "SELECT [1, 2] AS l, {'x': 'a'} AS s", "--format", "csv") == 0
+    import csv
+
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert json.loads(rows[0]["l"]) == [1, 2] and json.loads(rows[0]["s"]) == {"x": "a"}
+
+
+def test_sql_from_a_file_and_from_standard_input(config_file, tmp_path, capsys, monkeypatch):
+    (tmp_path / "q.sql").write_text("-- how many days\nSELECT 42 AS answer\n")
+    assert query(config_file, "--file", str(tmp_path / "q.sql"), "--format", "csv") == 0
+    assert capsys.readouterr().out == "answer\n42\n"
+    for args in (["-"], ["--file", "-"]):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT 7 AS answer"))
+        assert query(config_file, *args, "--format", "csv") == 0
+        assert capsys.readouterr().out == "answer\n7\n"
+
+
+@pytest.mark.parametrize("args", [[""], ["  \n"], ["-- only a comment"], [],
+                                  ["SELECT 1", "--file", "q.sql"]])
+def test_an_empty_or_ambiguous_query_is_a_usage_error(config_file, capsys, args):
+    assert query(config_file, *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("feco: error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_a_query_is_cancelled_at_its_timeout(config_file, capsys):
+    assert query(config_file, "SELECT count(*) FROM range(100000000000)", "--timeout", "0.5") == 2
+    assert "query cancelled after 0.5s" in capsys.readouterr().err
+
+
+def test_memory_limit_is_the_option_not_most_of_the_machine(config_file, capsys):
+    setting = "SELECT current_setting('memory_limit') AS m"
+    expected = duckdb.connect(config={"memory_limit": READ_MEMORY_LIMIT}).sql(setting).fetchall()[0][0]
+    assert query(config_file, setting, "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == expected
+    assert query(config_file, setting, "--memory-limit", "64MB", "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == "61.0 MiB"
+    assert query(config_file, "SELECT list(range) FROM range(20000000)", "--memory-limit", "8MB") == 2
+    assert "--memory-limit" in capsys.readouterr().err
+    assert query(config_file, "SELECT 1", "--memory-limit", "lots") == 2
+    assert "Memory must have a number" in capsys.readouterr().err
+
+
+def test_help_lists_every_relation_of_the_warehouse(config_file, capsys):
+    with duckdb.connect(config_file.replace("feco.toml", "feco.duckdb"), read_only=True) as conn:
+        relations = [name for (name,) in conn.sql(
+            "SELECT table_name FROM information_schema.tables").fetchall()]
+    with pytest.raises(SystemExit):
+        main(["query", "--help"])
+    out = capsys.readouterr().out
+    assert len(relations) >= 16
+    for name in relations:
+        assert f" {name}," in out or f" {name}\n" in out, name
+
+
+def test_output_into_a_closed_pipe_ends_quietly(config_file):
+    shell = (f"{sys.executable} -m feco query 'SELECT * FROM range(300000)' --config {config_file}"
+             " | head -n 2")
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
+def test_status_and_drops_in_every_format(config_file, tmp_path, capsys):
+    with open_for_write(tmp_path / "feco.duckdb") as conn:
+        write_states(conn, {date(2026, 3, 1) + timedelta(days=i): 0.8 for i in range(9)})
+        write_states(conn, {date(2026, 3, 10): 0.4})
+    assert main(["drops", "--format", "json", "--config", config_file]) == 0
+    (top, *_) = json.loads(capsys.readouterr().out)
+    assert top["ds"] == "2026-03-10" and top["feature"] == "f_dense"
+    assert main(["drops", "--format", "csv", "--config", config_file]) == 0
+    assert capsys.readouterr().out.startswith("ds,feature,segment_dim")
+    assert main(["status", "--format", "json", "--config", config_file]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["days"] == 0 and isinstance(status["rules_not_running"], list)
+    assert main(["status", "--format", "csv", "--config", config_file]) == 0
+    assert capsys.readouterr().out.startswith("warehouse,days,")
+
+
+def test_status_says_when_the_decay_rule_cannot_run(tmp_path, capsys):
+    reference = '[alerts.decay]\nreference = { start = 2026-03-01, end = 2026-03-07 }\n'
+    config_file = str(write_config_file(tmp_path, extra=reference))
+    with open_for_write(tmp_path / "feco.duckdb") as conn:
+        write_states(conn, {date(2026, 3, 6) + timedelta(days=i): 0.8 for i in range(10)})
+    assert main(["status", "--config", config_file]) == 0
+    out = capsys.readouterr().out
+    assert "rule not running:  decay: its reference period 2026-03-01 to 2026-03-07 has 2 days" in out
+    assert "it needs 4" in out
+
+    with open_for_write(tmp_path / "feco.duckdb") as conn:
+        write_states(conn, {date(2026, 3, 1) + timedelta(days=i): 0.8 for i in range(2)})
+    assert main(["status", "--config", config_file]) == 0
+    assert "decay: its reference period" not in capsys.readouterr().out
+
+
+def test_status_says_a_config_without_reference_has_no_decay_rule(config_file, capsys):
+    assert main(["status", "--config", config_file]) == 0
+    assert "rule not running:  decay: no reference period" in capsys.readouterr().out
+
+
+def test_a_long_query_gives_way_to_a_run(config_file, tmp_path):
+    """`feco run` waits for the warehouse (locking.WRITE_WAIT_SECONDS); a query cancels itself
+    before that by default, so a run started during a query is not refused."""
+    warehouse = tmp_path / "feco.duckdb"
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "feco", "query", "SELECT count(*) FROM range(100000000000)",
+         "--timeout", "3", "--config", config_file],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until_opened(warehouse, reader)
+        with open_for_write(warehouse) as conn:  # waits while the query holds the file
+            assert conn.sql("SELECT count(*) FROM runs").fetchall() == [(0,)]
+        assert reader.wait(timeout=60) == 2
+        assert "query cancelled after 3s" in reader.stderr.read()
+    finally:
+        reader.kill()
+        reader.wait()
+
+
+def _wait_until_opened(warehouse, process) -> None:
+    """Return once another process holds the warehouse open."""
+    while process.poll() is None:
+        try:
+            duckdb.connect(str(warehouse)).close()
+        except duckdb.IOException:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the query ended first: {process.stderr.read()}")
+
+
+def test_alerts_print_as_lines_or_as_a_table(config_file, tmp_path, capsys):
+    with open_for_write(tmp_path / "feco.duckdb") as conn:
+        conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, "
+                     "observed, severity, status, detail) VALUES ('2026-03-10', 'a1', 'f_dense', "
+                     "'region', 'DE', 'drop_vs_baseline', 0.4, 'high', 'open', 'f_dense fell')")
+    assert main(["alerts", "--since", "2026-03-01", "--config", config_file]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("2026-03-10 ") and line.endswith("drop_vs_baseline: f_dense fell")
+    assert main(["alerts", "--since", "2026-03-01", "--format", "table", "--config", config_file]) == 0
+    header, *_ = [row for row in capsys.readouterr().out.splitlines() if "severity" in row]
+    assert {"ds", "status", "severity", "rule", "feature", "segment_value"} <= set(header.replace("│", " ").replace("┆", " ").split())
