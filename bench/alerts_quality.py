@@ -83,14 +83,21 @@ def specs() -> list[str]:
     return out
 
 
-def prepare(out: Path = OUT, seed: int = SEED):
+def output_folder(seed: int, events_per_day: int) -> Path:
+    """bench/out/alerts_quality[_seedN][_Eevents]: the default volume keeps the folders of
+    earlier runs."""
+    name = OUT.name + ("" if seed == SEED else f"_seed{seed}")
+    return OUT.with_name(name + ("" if events_per_day == EVENTS_PER_DAY else f"_{events_per_day}events"))
+
+
+def prepare(out: Path = OUT, seed: int = SEED, events_per_day: int = EVENTS_PER_DAY):
     from feco.config import load_config, parse_config
     from feco.generator import generate_logs, parse_incident
 
     logs = out / "logs"
     if not (logs / "incidents.json").exists():
         started = time.perf_counter()
-        generate_logs(logs, start=START, days=DAYS, events_per_day=EVENTS_PER_DAY, seed=seed,
+        generate_logs(logs, start=START, days=DAYS, events_per_day=events_per_day, seed=seed,
                       incidents=[parse_incident(s) for s in specs()], new_region_launch=day(10),
                       progress=lambda ds: print(f"  generated {ds}", end="\r", flush=True))
         print(f"generated {DAYS} days in {time.perf_counter() - started:.0f}s")
@@ -194,11 +201,13 @@ def _false_alerts(alerts, daily, truth, min_rows) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=SEED, help="generator seed (default %(default)s)")
+    parser.add_argument("--events-per-day", type=int, default=EVENTS_PER_DAY,
+                        help="generated search events a day (default %(default)s)")
     parser.add_argument("--redetect", action="store_true", help="only the alert rules again")
     parser.add_argument("--reuse", action="store_true", help="score the stored alerts")
     args = parser.parse_args()
-    out = OUT if args.seed == SEED else OUT.with_name(f"{OUT.name}_seed{args.seed}")
-    config = prepare(out, args.seed)
+    out = output_folder(args.seed, args.events_per_day)
+    config = prepare(out, args.seed, args.events_per_day)
     if args.redetect:  # same samples and states, alert rules again (for tuning)
         from feco import tasks
 
