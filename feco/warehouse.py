@@ -22,7 +22,7 @@ from feco.errors import DataError, WarehouseBusyError
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents")
 
 _READ_ONLY_SETTINGS = {
     "enable_external_access": False,

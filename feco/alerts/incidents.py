@@ -1,0 +1,182 @@
+"""Incidents: one feature's alerts over a span of days, as one thing to page about.
+
+Alerts are per day, rule and segment; a person wants one message when something breaks, one
+when it gets worse and one when it is over. Each day, every alert of a feature attaches to
+that feature's unresolved incident, or opens one. The incident's segment (its root) is the
+headline segment of its first day: the most severe alert, then the largest drop, then the
+smallest segment, among the roll-up's headlines (so an outage in one product group heads
+its incident, not the query band it happens to dent). It resolves when its segment has been
+back within its normal band (at or above the threshold of the alert that opened it, no alert
+of the feature firing) for ``resolve_days`` days in a row.
+
+A decay alert on a day whose coverage is already back above its threshold is lagging (its
+7-day average still holds the bad days): it is attached where an incident is open, but it
+neither opens one nor keeps one from resolving.
+
+The state of a day is computed from that day's alerts and the previous tracked day's rows
+only, so re-running a day leaves the same rows, and a message's id is stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+
+import polars as pl
+
+from feco.alerts.severity import SEVERITY_RANK
+from feco.config import Incidents
+
+COVERAGE_RULES = ("drop_vs_moving_average", "decay_vs_reference", "below_floor")
+DECAY = "decay_vs_reference"
+SCHEMA = {
+    "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
+    "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
+    "severity_rank": pl.Int32, "paged_rank": pl.Int32, "normal_floor": pl.Float64,
+    "root_coverage": pl.Float64, "normal_days": pl.Int32, "rows_lost": pl.Int64,
+    "headline_alert_id": pl.String, "headline_rule": pl.String, "headline_dim": pl.String,
+    "headline_value": pl.String, "alert_ids": pl.List(pl.String), "event": pl.String,
+    "message_id": pl.String, "detail": pl.String,
+}
+
+
+def track_incidents(
+    alerts: pl.DataFrame,
+    carried: pl.DataFrame,
+    coverage: pl.DataFrame,
+    *,
+    ds: date,
+    settings: Incidents,
+) -> pl.DataFrame:
+    """The incidents' rows for ``ds``: those carried from the day before and those opened today.
+
+    ``alerts`` are the day's alerts (as ``detect_alerts`` returns them), ``carried`` the
+    unresolved incidents of the previous tracked day (``incidents_carried.sql``) and
+    ``coverage`` the day's coverage per feature and segment (``day_coverage.sql``).
+
+    Examples
+    --------
+    >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents)  # doctest: +SKIP
+    >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
+    """
+    day = _Day(ds, settings, coverage)
+    todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"))
+    rows = [day.carry(state, todays.pop(state["feature"], [])) for state in carried.iter_rows(named=True)]
+    for feature, attached in todays.items():
+        if any(day.is_live(alert) for alert in attached):
+            rows.append(day.open(feature, attached))
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("incident_id")
+
+
+def _by_feature(alerts: pl.DataFrame) -> dict[str | None, list[dict]]:
+    grouped: dict[str | None, list[dict]] = {}
+    for alert in alerts.sort("alert_id").iter_rows(named=True):
+        grouped.setdefault(alert["feature"], []).append(alert)
+    return grouped
+
+
+class _Day:
+    """What one day knows: its date, the settings and every segment's coverage that day."""
+
+    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame):
+        self.ds, self.settings = ds, settings
+        self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
+        self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
+
+    def is_live(self, alert: dict) -> bool:
+        """False for a lagging decay: the day's coverage is back above its threshold."""
+        if alert["rule"] != DECAY:
+            return True
+        today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
+        return today is None or today < alert["threshold"]
+
+    def open(self, feature: str | None, attached: list[dict]) -> dict:
+        head = self._headline(attached)
+        root = (head["segment_dim"], head["segment_value"])
+        state = {
+            "incident_id": _digest(self.ds, feature, *root), "feature": feature,
+            "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds,
+            "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
+            "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
+            "normal_floor": head["threshold"] if head["rule"] in COVERAGE_RULES else None,
+        }
+        return self._today(state, attached, head, status="open")
+
+    def carry(self, state: dict, attached: list[dict]) -> dict:
+        live = [alert for alert in attached if self.is_live(alert)]
+        if live:
+            head = self._headline(live)
+            return self._today(state | {"normal_days": 0}, attached, head, status="ongoing")
+        normal_days = state["normal_days"] + 1 if self._within_band(state) else 0
+        resolved = normal_days >= self.settings.resolve_days
+        state = state | {"normal_days": normal_days}
+        return self._today(state, attached, None, status="resolved" if resolved else "ongoing")
+
+    def _within_band(self, state: dict) -> bool:
+        today = self._root_coverage(state)
+        return today is None or state["normal_floor"] is None or today >= state["normal_floor"]
+
+    def _root_coverage(self, state: dict) -> float | None:
+        return self.coverage.get((state["feature"], state["segment_dim"], state["segment_value"]))
+
+    def _headline(self, alerts: list[dict]) -> dict:
+        """Most severe, then largest drop, then smallest segment, among the roll-up's headlines."""
+        live = [alert for alert in alerts if self.is_live(alert)] or alerts
+        heads = [alert for alert in live if alert["parent_id"] is None] or live
+        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], -_size(a), a["n_rows"] or 0, a["alert_id"]))
+
+    def _pages(self, head: dict) -> bool:
+        """Severe enough, and in a segment large enough, to page a person."""
+        if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
+            return False
+        return head["segment_dim"] == "all" or (head["n_rows"] or 0) >= self.settings.page_min_share * self.total_rows
+
+    def _today(self, state: dict, attached: list[dict], head: dict | None, *, status: str) -> dict:
+        rank, paged = state["severity_rank"], state["paged_rank"]
+        event = None
+        if head is not None:
+            head_rank = SEVERITY_RANK[head["severity"]]
+            rank = max(rank, head_rank)
+            if self._pages(head) and head_rank > paged:
+                event, paged = ("escalated" if paged else "opened"), head_rank
+            detail = head["detail"]
+            lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
+        else:
+            if status == "resolved" and paged:
+                event = "resolved"
+            detail = self._recovery_detail(state, status)
+            lost = 0
+        severity = next(name for name, value in SEVERITY_RANK.items() if value == rank)
+        return state | {
+            "ds": self.ds, "status": status, "severity": severity, "severity_rank": rank,
+            "paged_rank": paged, "root_coverage": self._root_coverage(state),
+            "rows_lost": max(state["rows_lost"], lost),
+            "headline_alert_id": head and head["alert_id"], "headline_rule": head and head["rule"],
+            "headline_dim": head and head["segment_dim"], "headline_value": head and head["segment_value"],
+            "alert_ids": [alert["alert_id"] for alert in attached], "event": event,
+            "message_id": event and _digest(state["incident_id"], event, severity),
+            "detail": detail,
+        }
+
+    def _recovery_detail(self, state: dict, status: str) -> str:
+        where = describe_place(state)
+        if not state["normal_days"]:
+            return f"{where}: no alert today, still below its normal band"
+        days = f"{state['normal_days']} day{'s' if state['normal_days'] != 1 else ''}"
+        verb = "resolved" if status == "resolved" else "recovering"
+        return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
+
+
+def describe_place(row: dict) -> str:
+    """'feature in segment' for an incident row."""
+    what = row["feature"] or "sampled volume"
+    where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
+    return f"{what} in {where}"
+
+
+def _size(alert: dict) -> float:
+    return abs(alert["drop_rel"] if alert["drop_rel"] is not None else alert["drop_abs"] or 0.0)
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha1("|".join(str(part) for part in parts).encode()).hexdigest()[:16]
