@@ -154,7 +154,7 @@ def post_json(url: str, payload: dict, *, deadline: float, timeout: float) -> No
         connection.request("POST", target, body=json.dumps(payload, default=str).encode(),
                            headers={"Content-Type": "application/json"})
         response = connection.getresponse()
-        response.read(MAX_ANSWER_BYTES)
+        _read_answer(response)
         status = response.status
     except Exception as error:  # noqa: BLE001 - any failure is recorded; its text may hold the URL
         if expired.is_set() or isinstance(error, TimeoutError):
@@ -165,6 +165,16 @@ def post_json(url: str, payload: dict, *, deadline: float, timeout: float) -> No
         connection.close()
     if not 200 <= status < 300:
         raise DeliveryFailed(f"webhook answered HTTP {status}")
+
+
+def _read_answer(response: http.client.HTTPResponse) -> None:
+    """Read the answer to its end (an early close raises IncompleteRead), at most
+    MAX_ANSWER_BYTES of it: a webhook's answer is a short acknowledgement."""
+    read = 0
+    while read < MAX_ANSWER_BYTES and (chunk := response.read(8192)):
+        read += len(chunk)
+    if read < MAX_ANSWER_BYTES and response.length:  # closed before its Content-Length
+        raise http.client.IncompleteRead(b"", response.length)
 
 
 def _abort_after(connection: http.client.HTTPConnection, seconds: float,

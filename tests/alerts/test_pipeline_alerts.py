@@ -13,6 +13,7 @@ import pytest
 
 from feco import tasks
 from feco.cli import main
+from hostile import accept, close_early, drip, garbage, hang, hostile_server
 from logbuilder import make_config, make_events, write_logs
 
 START = date(2026, 3, 2)
@@ -211,3 +212,45 @@ def test_alerts_command_lists_incidents_and_their_alerts(config, capsys):
     assert listed["severity_rank"] == 4 and listed["status"] == "resolved"
     assert main(["alerts", "--ds", str(START), "--config", str(config_file)]) == 0
     assert capsys.readouterr().out.strip() == f"no incidents on {START}"
+
+
+def with_notify(config, **changes):
+    notify = config.alerts.notify.model_copy(update=changes)
+    return config.model_copy(update={"alerts": config.alerts.model_copy(update={"notify": notify})})
+
+
+@pytest.mark.parametrize(("behaviour", "error"), [
+    (drip, "webhook timed out after 0.3s"), (hang, "webhook timed out after 0.3s"),
+    (garbage, "webhook failed: BadStatusLine"), (close_early, "webhook failed: IncompleteRead")])
+def test_a_misbehaving_webhook_is_recorded_as_failed_and_retried(config, monkeypatch, behaviour, error):
+    with hostile_server(behaviour) as (url, _):
+        monkeypatch.setenv("FECO_TEST_WEBHOOK", url)
+        result = tasks.notify(DAYS[-1], with_notify(config, timeout_seconds=0.3))
+    assert result["webhook"] == {"delivered": 0, "failed": 2} and result["log"]["delivered"] == 2
+    assert deliveries(config).filter(channel="webhook")["last_error"].to_list() == [error] * 2
+    with hostile_server(accept) as (url, outcome):
+        monkeypatch.setenv("FECO_TEST_WEBHOOK", url)
+        assert tasks.notify(DAYS[-1], config)["webhook"] == {"delivered": 2, "failed": 0}
+    assert outcome.requests == 2
+
+
+def test_the_run_deadline_caps_every_request(config, monkeypatch):
+    with hostile_server(hang) as (url, outcome):
+        monkeypatch.setenv("FECO_TEST_WEBHOOK", url)
+        result = tasks.notify(DAYS[-1], with_notify(config, timeout_seconds=30, deadline_seconds=0.5))
+    assert result["webhook"] == {"delivered": 0, "failed": 2}
+    assert all(e.startswith("webhook timed out after 0.") for e in deliveries(config)["last_error"].drop_nulls())
+
+
+def test_a_url_that_is_not_http_is_one_config_error_line_without_the_url(config, monkeypatch, capsys):
+    monkeypatch.setenv("FECO_TEST_WEBHOOK", " file:///hooks/SECRET-TOKEN ")
+    config_file = config.paths.warehouse.parent / "feco.toml"
+    config_file.write_text(
+        "[paths]\nlogs='logs'\nsamples='samples'\nwarehouse='feco.duckdb'\n"
+        "[logs]\nfeatures=['f_dense','f_sparse','f_signed']\n"
+        "[alerts.notify]\nwebhook_url_env='FECO_TEST_WEBHOOK'\n")
+    assert main(["run", "--ds", str(DAYS[-1]), "--config", str(config_file)]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == ("feco: error: $FECO_TEST_WEBHOOK is not an http(s) URL with a host "
+                           "(its value is not shown: it is a secret)")
+    assert "SECRET" not in out + err
