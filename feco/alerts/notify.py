@@ -7,8 +7,9 @@ next run, for ``RETRY_DAYS``. When more than ``digest_after`` messages are pendi
 channel (after a backfill or an outage) they go as one digest.
 
 The webhook cannot hold a run: each request has one overall deadline (connect, send and
-answer together, not per socket read) and the run's whole delivery another; requests go out
-a few at a time. The URL is a secret: it comes from the environment or the caller, only
+answer together, not per socket read) and the run's whole delivery another. Messages go one
+after another, in order (an incident's opening before its resolution); there are at most
+``digest_after`` of them, or one digest. The URL is a secret: it comes from the environment or the caller, only
 http(s) is accepted, and neither it nor any part of it appears in a stored error or any output.
 """
 
@@ -21,7 +22,6 @@ import socket
 import threading
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Callable
@@ -37,7 +37,6 @@ from feco.warehouse import named_query
 RETRY_DAYS = 7
 SEVERITY_MARK = {"critical": "[CRITICAL]", "high": "[HIGH]", "medium": "[MEDIUM]", "low": "[low]"}
 TOP_IN_DIGEST = 5
-CONCURRENT_POSTS = 4
 MAX_ANSWER_BYTES = 64 * 1024
 PAYLOAD_FIELDS = ("ds", "event", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
                   "status", "severity", "severity_rank", "headline_rule", "headline_dim", "headline_value",
@@ -81,7 +80,7 @@ def notify_alerts(
         pending = named_query(conn, "pending_pages", {
             "channel": channel, "since": ds - timedelta(days=RETRY_DAYS), "until": ds})
         outbox = _outbox(pending, settings)
-        errors = _send_all(send, [message for _, message in outbox], concurrent=channel == "webhook")
+        errors = [_attempt(send, message) for _, message in outbox]  # in order: opened before resolved
         counts[channel] = {"delivered": 0, "failed": 0}
         for (ids, _), error in zip(outbox, errors):
             counts[channel]["failed" if error else "delivered"] += len(ids)
@@ -203,14 +202,6 @@ def _channels(settings: Notify, webhook_url: str | None, echo, deadline: float) 
             url, {"text": message.text} | ({"feco": message.attachment} if message.attachment else {}),
             deadline=deadline, timeout=settings.timeout_seconds)
     return channels
-
-
-def _send_all(send: Callable[[Message], None], messages: list[Message], *, concurrent: bool) -> list[str | None]:
-    """Send each message; the error text of each, None where it was delivered."""
-    if not concurrent or len(messages) < 2:
-        return [_attempt(send, message) for message in messages]
-    with ThreadPoolExecutor(max_workers=CONCURRENT_POSTS) as pool:
-        return list(pool.map(lambda message: _attempt(send, message), messages))
 
 
 def _attempt(send: Callable[[Message], None], message: Message) -> str | None:

@@ -1,0 +1,111 @@
+"""Incident tracking over days, on hand-made alert rows: one incident per outage, its headline,
+escalation, resolution, lagging decays and which incidents page."""
+
+from datetime import date, timedelta
+
+import polars as pl
+
+from feco.alerts.incidents import SCHEMA, track_incidents
+from feco.alerts.rollup import roll_up
+from feco.config import Incidents
+
+DAY = date(2026, 11, 15)
+TOTAL_ROWS = 10_000
+SETTINGS = Incidents(resolve_days=2, page_min_severity="medium", page_min_share=0.05)
+
+
+def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="critical", drop=0.5,
+          rows=TOTAL_ROWS, threshold=0.5, parent=None, feature="f"):
+    return {"alert_id": f"{feature}-{segment[0]}-{segment[1]}-{rule}", "feature": feature,
+            "segment_dim": segment[0], "segment_value": segment[1], "rule": rule, "severity": severity,
+            "status": "open" if parent is None else "grouped", "parent_id": parent, "drop_rel": drop,
+            "drop_abs": drop * 0.6, "n_rows": rows, "threshold": threshold,
+            "detail": f"{feature} in {segment[0]}={segment[1]}: {rule} -{drop:.0%}"}
+
+
+def coverage(**segments):
+    """Every segment at 0.6 coverage unless given: coverage(electronics=0.1)."""
+    rows = [("f", "all", "all", TOTAL_ROWS, segments.get("all", 0.6)),
+            ("f", "product_group", "electronics", 1_000, segments.get("electronics", 0.6)),
+            ("f", "query_band", "head", 5_000, segments.get("head", 0.6))]
+    return pl.DataFrame(rows, schema=["feature", "segment_dim", "segment_value", "n_rows", "coverage"], orient="row")
+
+
+def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.DataFrame:
+    """Track incidents over consecutive days; every day's rows."""
+    carried, rows = pl.DataFrame(schema=SCHEMA), []
+    for offset, (alerts, day_coverage) in enumerate(days):
+        frame = pl.DataFrame(alerts, schema_overrides={"parent_id": pl.String, "drop_rel": pl.Float64,
+                                                       "threshold": pl.Float64}) if alerts else \
+            pl.DataFrame(schema={"alert_id": pl.String, "feature": pl.String, "rule": pl.String})
+        today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings)
+        rows.append(today)
+        carried = today.filter(pl.col("status") != "resolved")
+    return pl.concat(rows)
+
+
+def test_an_outage_in_one_group_heads_its_incident_not_the_band_it_dents():
+    electronics = alert(("product_group", "electronics"), drop=0.78, rows=1_000)
+    head = alert(("query_band", "head"), severity="medium", drop=0.14, rows=5_000)
+    (row,) = track([([head, electronics], coverage(electronics=0.13, head=0.52))]).iter_rows(named=True)
+    assert (row["segment_dim"], row["segment_value"], row["severity"]) == ("product_group", "electronics", "critical")
+    assert row["event"] == "opened" and sorted(row["alert_ids"]) == sorted([head["alert_id"], electronics["alert_id"]])
+
+
+def test_the_roll_up_heads_the_largest_drop_when_no_parent_fired():
+    electronics = alert(("product_group", "electronics"), drop=0.78, rows=1_000) | {"alert_id": "a"}
+    head = alert(("query_band", "head"), drop=0.14, rows=5_000) | {"alert_id": "b"}
+    inputs = pl.DataFrame({"feature": ["f"], "segment_dim": ["all"], "segment_value": ["all"],
+                           "drop_rel_drop_vs_moving_average": [0.14]})
+    rolled = roll_up(pl.DataFrame([electronics, head]).drop("status", "parent_id"), inputs)
+    assert dict(zip(rolled["alert_id"], rolled["status"])) == {"a": "open", "b": "grouped"}
+
+
+def test_drop_decay_and_missing_values_of_one_outage_are_one_incident_paged_once():
+    days = track([
+        ([alert(), alert(rule="decay_vs_reference", threshold=0.55)], coverage(all=0.3)),
+        ([alert(rule="missing_values", severity="high")], coverage(all=0.3)),
+        ([alert(rule="decay_vs_reference", threshold=0.55)], coverage(all=0.3)),
+    ])
+    assert days["incident_id"].n_unique() == 1
+    assert days["event"].to_list() == ["opened", None, None]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing"]
+
+
+def test_an_incident_escalates_once_and_resolves_after_two_normal_days():
+    days = track([
+        ([alert(severity="medium", drop=0.15)], coverage(all=0.5)),
+        ([alert(severity="critical", drop=0.6)], coverage(all=0.2)),
+        ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
+        ([], coverage(all=0.6)),
+        ([], coverage(all=0.6)),
+    ])
+    assert days["event"].to_list() == ["opened", "escalated", None, None, "resolved"]
+    assert days["severity"].to_list() == ["medium", "critical", "critical", "critical", "critical"]
+    assert days["severity_rank"].to_list() == [2, 4, 4, 4, 4]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing", "ongoing", "resolved"]
+    assert days["message_id"].drop_nulls().n_unique() == 3
+
+
+def test_a_day_below_the_band_without_an_alert_keeps_it_open():
+    days = track([([alert()], coverage(all=0.3)), ([], coverage(all=0.45)), ([], coverage(all=0.6)),
+                  ([], coverage(all=0.6))])
+    assert days["normal_days"].to_list() == [0, 0, 1, 2]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing", "resolved"]
+
+
+def test_a_lagging_decay_neither_keeps_an_incident_open_nor_opens_a_new_one():
+    lagging = alert(rule="decay_vs_reference", threshold=0.55)  # coverage is back at 0.6
+    days = track([([alert()], coverage(all=0.3)), ([lagging], coverage()), ([lagging], coverage()),
+                  ([lagging], coverage()), ([lagging], coverage())])
+    assert days["status"].to_list() == ["open", "ongoing", "resolved"]
+    assert days["event"].to_list() == ["opened", None, "resolved"]
+    assert days["alert_ids"].to_list()[1] == [lagging["alert_id"]]  # still attached while open
+
+
+def test_small_cells_and_mild_incidents_are_tracked_but_page_no_one():
+    small = alert(("product_group", "electronics"), rows=400)  # 4% of the day's rows
+    mild = alert(severity="low", drop=0.08, feature="g")
+    days = track([([small, mild], coverage()), ([], coverage()), ([], coverage())])
+    assert days.height == 6 and days["event"].is_null().all()  # two incidents, three days
+    assert sorted(days.filter(pl.col("status") == "resolved")["feature"].to_list()) == ["f", "g"]
