@@ -240,7 +240,8 @@ def test_the_run_deadline_caps_every_request(config, monkeypatch):
         result = tasks.notify(DAYS[-1], with_notify(config, timeout_seconds=30, deadline_seconds=0.5))
     assert result["webhook"] == {"delivered": 0, "failed": 2}
     errors = deliveries(config).filter(channel="webhook")["last_error"].to_list()
-    assert sorted(errors) == ["not sent: the run's delivery deadline had passed", "webhook timed out after 0.5s"]
+    assert sorted(errors)[0] == "not sent: the run's delivery deadline had passed"
+    assert sorted(errors)[1].startswith("webhook timed out after 0.")  # what was left of 0.5 s
 
 
 def test_a_url_that_is_not_http_is_one_config_error_line_without_the_url(config, monkeypatch, capsys):
