@@ -60,19 +60,32 @@ def track_incidents(
     >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
     """
     day = _Day(ds, settings, coverage)
-    todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"))
-    rows = [day.carry(state, todays.pop(state["feature"], [])) for state in carried.iter_rows(named=True)]
-    for feature, attached in todays.items():
-        if any(day.is_live(alert) for alert in attached):
-            rows.append(day.open(feature, attached))
+    todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
+    unresolved = _by_feature(carried, order="incident_id")
+    rows = []
+    for feature in sorted(set(todays) | set(unresolved), key=str):
+        rows += day.track(feature, unresolved.get(feature, []), todays.get(feature, []))
     return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("incident_id")
 
 
-def _by_feature(alerts: pl.DataFrame) -> dict[str | None, list[dict]]:
+def _by_feature(frame: pl.DataFrame, *, order: str) -> dict[str | None, list[dict]]:
     grouped: dict[str | None, list[dict]] = {}
-    for alert in alerts.sort("alert_id").iter_rows(named=True):
-        grouped.setdefault(alert["feature"], []).append(alert)
+    for row in frame.sort(order).iter_rows(named=True):
+        grouped.setdefault(row["feature"], []).append(row)
     return grouped
+
+
+def contains(root: tuple[str, str], segment: tuple[str, str]) -> bool:
+    """Whether ``segment`` lies within ``root``: itself, anything within all traffic, and the
+    crosses of a dimension's value (``region x query_band = DE x head`` within ``region = DE``)."""
+    if root == segment or root == ("all", "all"):
+        return True
+    dims, values = segment[0].split(" x "), segment[1].split(" x ")
+    return " x " not in root[0] and len(dims) > 1 and root in zip(dims, values)
+
+
+def _depth(segment: tuple[str, str]) -> int:
+    return 0 if segment == ("all", "all") else segment[0].count(" x ") + 1
 
 
 class _Day:
@@ -90,27 +103,44 @@ class _Day:
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         return today is None or today < alert["threshold"]
 
-    def open(self, feature: str | None, attached: list[dict]) -> dict:
-        head = self._headline(attached)
+    def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
+        """One feature's incidents today. The day's headline continues the most specific
+        unresolved incident whose segment holds it, or opens a new one there; every other
+        alert attaches to the most specific incident that holds it, else to the headline's."""
+        live = [alert for alert in alerts if self.is_live(alert)]
+        incidents = list(unresolved)
+        home = None
+        if live:
+            head = self._headline(live)
+            home = _holder(incidents, head) or self._opened(feature, head)
+            if home not in incidents:
+                incidents.append(home)
+        attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
+        for alert in alerts:
+            holder = _holder(incidents, alert) or home
+            if holder is not None:
+                attached[holder["incident_id"]].append(alert)
+        return [self._carry(state, attached[state["incident_id"]]) for state in incidents]
+
+    def _opened(self, feature: str | None, head: dict) -> dict:
         root = (head["segment_dim"], head["segment_value"])
-        state = {
+        return {
             "incident_id": _digest(self.ds, feature, *root), "feature": feature,
-            "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds,
+            "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds, "status": "new",
             "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
             "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
             "normal_floor": head["threshold"] if head["rule"] in COVERAGE_RULES else None,
         }
-        return self._today(state, attached, head, status="open")
 
-    def carry(self, state: dict, attached: list[dict]) -> dict:
+    def _carry(self, state: dict, attached: list[dict]) -> dict:
+        status = "open" if state["status"] == "new" else "ongoing"
         live = [alert for alert in attached if self.is_live(alert)]
         if live:
-            head = self._headline(live)
-            return self._today(state | {"normal_days": 0}, attached, head, status="ongoing")
+            return self._today(state | {"normal_days": 0}, attached, self._headline(live), status=status)
         normal_days = state["normal_days"] + 1 if self._within_band(state) else 0
-        resolved = normal_days >= self.settings.resolve_days
-        state = state | {"normal_days": normal_days}
-        return self._today(state, attached, None, status="resolved" if resolved else "ongoing")
+        if normal_days >= self.settings.resolve_days:
+            status = "resolved"
+        return self._today(state | {"normal_days": normal_days}, attached, None, status=status)
 
     def _within_band(self, state: dict) -> bool:
         today = self._root_coverage(state)
@@ -128,6 +158,10 @@ class _Day:
     def _pages(self, head: dict) -> bool:
         """Severe enough, and in a segment large enough, to page a person."""
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
+            return False
+        if head["rule"] in COVERAGE_RULES and _size(head) < self.settings.page_min_drop:
+            return False
+        if " x " in head["segment_dim"] and not self.settings.page_crosses:
             return False
         return head["segment_dim"] == "all" or (head["n_rows"] or 0) >= self.settings.page_min_share * self.total_rows
 
@@ -165,6 +199,13 @@ class _Day:
         days = f"{state['normal_days']} day{'s' if state['normal_days'] != 1 else ''}"
         verb = "resolved" if status == "resolved" else "recovering"
         return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
+
+
+def _holder(incidents: list[dict], alert: dict) -> dict | None:
+    """The most specific incident whose segment holds the alert's, None if none does."""
+    segment = (alert["segment_dim"], alert["segment_value"])
+    holding = [state for state in incidents if contains((state["segment_dim"], state["segment_value"]), segment)]
+    return max(holding, key=lambda state: _depth((state["segment_dim"], state["segment_value"])), default=None)
 
 
 def describe_place(row: dict) -> str:

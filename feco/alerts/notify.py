@@ -38,7 +38,7 @@ RETRY_DAYS = 7
 SEVERITY_MARK = {"critical": "[CRITICAL]", "high": "[HIGH]", "medium": "[MEDIUM]", "low": "[low]"}
 TOP_IN_DIGEST = 5
 MAX_ANSWER_BYTES = 64 * 1024
-PAYLOAD_FIELDS = ("ds", "event", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
+PAYLOAD_FIELDS = ("ds", "event", "message_id", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
                   "status", "severity", "severity_rank", "headline_rule", "headline_dim", "headline_value",
                   "rows_lost", "detail")
 
@@ -79,11 +79,11 @@ def notify_alerts(
     for channel, send in _channels(settings, webhook_url, echo, deadline).items():
         pending = named_query(conn, "pending_pages", {
             "channel": channel, "since": ds - timedelta(days=RETRY_DAYS), "until": ds})
-        outbox = _outbox(pending, settings)
-        errors = [_attempt(send, message) for _, message in outbox]  # in order: opened before resolved
         counts[channel] = {"delivered": 0, "failed": 0}
-        for (ids, _), error in zip(outbox, errors):
+        for ids, message in _outbox(pending, settings):  # in order: an opening before its resolution
+            error = _attempt(send, message)
             counts[channel]["failed" if error else "delivered"] += len(ids)
+            # recorded at once, so a run killed mid-delivery sends again only what was in flight
             _record(conn, pending.filter(pl.col("message_id").is_in(ids)), channel, error)
     return counts
 

@@ -109,3 +109,21 @@ def test_small_cells_and_mild_incidents_are_tracked_but_page_no_one():
     days = track([([small, mild], coverage()), ([], coverage()), ([], coverage())])
     assert days.height == 6 and days["event"].is_null().all()  # two incidents, three days
     assert sorted(days.filter(pl.col("status") == "resolved")["feature"].to_list()) == ["f", "g"]
+
+
+def test_a_wider_outage_during_a_small_incident_opens_its_own():
+    cell = alert(("product_group", "electronics"), severity="medium", drop=0.2, rows=1_000)
+    days = track([([cell], coverage(electronics=0.45)),
+                  ([alert(severity="critical", drop=0.9), cell], coverage(all=0.06, electronics=0.45))])
+    opened = days.filter(pl.col("event") == "opened")
+    assert opened.select("ds", "segment_dim", "severity").rows() == [
+        (DAY, "product_group", "medium"), (DAY + timedelta(days=1), "all", "critical")]
+    second_day = days.filter(pl.col("ds") == DAY + timedelta(days=1))
+    assert dict(zip(second_day["segment_dim"], second_day["alert_ids"].list.len())) == {"product_group": 1, "all": 1}
+
+
+def test_an_incident_in_a_cross_of_dimensions_is_listed_but_pages_only_when_configured():
+    cross = alert(("region x query_band", "DE x head"), rows=3_000)
+    assert track([([cross], coverage())])["event"].to_list() == [None]
+    paging = SETTINGS.model_copy(update={"page_crosses": True})
+    assert track([([cross], coverage())], settings=paging)["event"].to_list() == ["opened"]
