@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run one SQL query on the warehouse, opened read-only with file access "
                     "switched off: statements that write, ATTACH, COPY, INSTALL/LOAD and reading "
                     "other files are refused. Tables: sample_windows, coverage_states, "
-                    "feature_status, runs, coverage_reference; views: feco_daily, feco_ma7.",
+                    "feature_status, runs, coverage_reference, alerts, incidents; views: feco_daily, feco_ma7, "
+                    "incident_summary.",
         epilog="example: feco query \"SELECT * FROM feco_ma7 WHERE segment_dim = 'all' "
                "ORDER BY ds DESC LIMIT 10\"",
     )
