@@ -128,7 +128,8 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
-        incidents = track_incidents(alerts, named_query(conn, "incidents_carried", {"ds": ds}),
+        carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
+        incidents = track_incidents(alerts, carried,
                                     named_query(conn, "day_coverage", {"ds": ds}),
                                     ds=ds, settings=config.alerts.incidents)
         publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})

@@ -51,17 +51,19 @@ def track_incidents(
     """The incidents' rows for ``ds``: those carried from the day before and those opened today.
 
     ``alerts`` are the day's alerts (as ``detect_alerts`` returns them), ``carried`` the
-    unresolved incidents of the previous tracked day (``incidents_carried.sql``) and
-    ``coverage`` the day's coverage per feature and segment (``day_coverage.sql``).
+    unresolved incidents of the previous tracked day and those resolved in the moving
+    average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
+    feature and segment (``day_coverage.sql``).
 
     Examples
     --------
     >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents)  # doctest: +SKIP
     >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
     """
-    day = _Day(ds, settings, coverage)
+    day = _Day(ds, settings, coverage, recently_resolved=_by_feature(
+        carried.filter(pl.col("status") == "resolved"), order="incident_id"))
     todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
-    unresolved = _by_feature(carried, order="incident_id")
+    unresolved = _by_feature(carried.filter(pl.col("status") != "resolved"), order="incident_id")
     rows = []
     for feature in sorted(set(todays) | set(unresolved), key=str):
         rows += day.track(feature, unresolved.get(feature, []), todays.get(feature, []))
@@ -91,29 +93,37 @@ def _depth(segment: tuple[str, str]) -> int:
 class _Day:
     """What one day knows: its date, the settings and every segment's coverage that day."""
 
-    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame):
-        self.ds, self.settings = ds, settings
+    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *,
+                 recently_resolved: dict[str | None, list[dict]]):
+        self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
 
     def is_live(self, alert: dict) -> bool:
-        """False for a lagging decay: the day's coverage is back above its threshold."""
+        """False for a lagging decay: the day's coverage is back above its threshold, or an
+        incident that holds it resolved within the moving average's days (whose bad days the
+        7-day average still holds)."""
         if alert["rule"] != DECAY:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
-        return today is None or today < alert["threshold"]
+        if today is not None and today >= alert["threshold"]:
+            return False
+        return _holder(self.recently_resolved.get(alert["feature"], []), alert) is None
 
     def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
         """One feature's incidents today. The day's headline continues the most specific
-        unresolved incident whose segment holds it, or opens a new one there; every other
-        alert attaches to the most specific incident that holds it, else to the headline's."""
+        unresolved incident whose segment holds it, else the feature's most severe one if that
+        is at least as severe (someone is on it already; when the headline's segment holds the
+        incident's, the incident widens to it), else opens a new one. Every other alert
+        attaches to the most specific incident that holds it, else to the headline's."""
         live = [alert for alert in alerts if self.is_live(alert)]
         incidents = list(unresolved)
         home = None
         if live:
             head = self._headline(live)
-            home = _holder(incidents, head) or self._opened(feature, head)
-            if home not in incidents:
+            home = _holder(incidents, head) or self._absorbing(incidents, head)
+            if home is None:
+                home = self._opened(feature, head)
                 incidents.append(home)
         attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
         for alert in alerts:
@@ -122,6 +132,17 @@ class _Day:
                 attached[holder["incident_id"]].append(alert)
         return [self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
+    def _absorbing(self, incidents: list[dict], head: dict) -> dict | None:
+        rank = SEVERITY_RANK[head["severity"]]
+        severe = [state for state in incidents if state["severity_rank"] >= rank]
+        if not severe:
+            return None
+        home = max(severe, key=lambda state: (state["severity_rank"], state["rows_lost"], state["incident_id"]))
+        segment = (head["segment_dim"], head["segment_value"])
+        if contains(segment, (home["segment_dim"], home["segment_value"])):  # widened
+            home.update(segment_dim=segment[0], segment_value=segment[1], normal_floor=_floor(head))
+        return home
+
     def _opened(self, feature: str | None, head: dict) -> dict:
         root = (head["segment_dim"], head["segment_value"])
         return {
@@ -129,7 +150,7 @@ class _Day:
             "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds, "status": "new",
             "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
             "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
-            "normal_floor": head["threshold"] if head["rule"] in COVERAGE_RULES else None,
+            "normal_floor": _floor(head),
         }
 
     def _carry(self, state: dict, attached: list[dict]) -> dict:
@@ -213,6 +234,11 @@ def describe_place(row: dict) -> str:
     what = row["feature"] or "sampled volume"
     where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
     return f"{what} in {where}"
+
+
+def _floor(alert: dict) -> float | None:
+    """The coverage below which the alert's segment is not back to normal."""
+    return alert["threshold"] if alert["rule"] in COVERAGE_RULES else None
 
 
 def _size(alert: dict) -> float:

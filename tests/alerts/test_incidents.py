@@ -40,7 +40,9 @@ def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.
             pl.DataFrame(schema={"alert_id": pl.String, "feature": pl.String, "rule": pl.String})
         today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings)
         rows.append(today)
-        carried = today.filter(pl.col("status") != "resolved")
+        so_far = pl.concat(rows)  # what incidents_carried.sql reads, with a lag of 7 days
+        carried = pl.concat([today.filter(pl.col("status") != "resolved"), so_far.filter(
+            (pl.col("status") == "resolved") & (pl.col("ds") >= DAY + timedelta(days=offset - 6)))])
     return pl.concat(rows)
 
 
@@ -127,3 +129,20 @@ def test_an_incident_in_a_cross_of_dimensions_is_listed_but_pages_only_when_conf
     assert track([([cross], coverage())])["event"].to_list() == [None]
     paging = SETTINGS.model_copy(update={"page_crosses": True})
     assert track([([cross], coverage())], settings=paging)["event"].to_list() == ["opened"]
+
+
+def test_a_decay_in_the_week_after_an_incident_resolved_is_lagging():
+    low_decay = alert(("product_group", "electronics"), rule="decay_vs_reference", severity="high", threshold=0.62)
+    days = track([([alert()], coverage(all=0.3)), ([], coverage()), ([], coverage()),
+                  ([low_decay], coverage()), ([low_decay], coverage())])
+    assert days["event"].to_list() == ["opened", None, "resolved"]  # electronics at 0.6 < 0.62: no new incident
+
+
+def test_a_milder_alert_elsewhere_joins_the_open_incident_and_a_wider_one_widens_it():
+    days = track([
+        ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
+        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
+        ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
+    ])
+    assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
+    assert days.select("segment_dim", "segment_value").rows() == [("region", "FR"), ("region", "FR"), ("all", "all")]
