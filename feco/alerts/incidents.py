@@ -112,9 +112,9 @@ class _Day:
 
     def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
         """One feature's incidents today. The day's headline continues the most specific
-        unresolved incident whose segment holds it, else the feature's most severe one if that
-        is at least as severe (someone is on it already; when the headline's segment holds the
-        incident's, the incident widens to it), else opens a new one. Every other alert
+        unresolved incident whose segment holds it, else the feature's incident paged at least
+        as severe (someone is on it already; when the headline's segment holds the incident's,
+        the incident widens to it), else opens a new one. Every other alert
         attaches to the most specific incident that holds it, else to the headline's."""
         live = [alert for alert in alerts if self.is_live(alert)]
         incidents = list(unresolved)
@@ -134,10 +134,10 @@ class _Day:
 
     def _absorbing(self, incidents: list[dict], head: dict) -> dict | None:
         rank = SEVERITY_RANK[head["severity"]]
-        severe = [state for state in incidents if state["severity_rank"] >= rank]
+        severe = [state for state in incidents if state["paged_rank"] >= rank]
         if not severe:
             return None
-        home = max(severe, key=lambda state: (state["severity_rank"], state["rows_lost"], state["incident_id"]))
+        home = max(severe, key=lambda state: (state["paged_rank"], state["rows_lost"], state["incident_id"]))
         segment = (head["segment_dim"], head["segment_value"])
         if contains(segment, (home["segment_dim"], home["segment_value"])):  # widened
             home.update(segment_dim=segment[0], segment_value=segment[1], normal_floor=_floor(head))
@@ -172,8 +172,7 @@ class _Day:
 
     def _headline(self, alerts: list[dict]) -> dict:
         """Most severe, then largest drop, then smallest segment, among the roll-up's headlines."""
-        live = [alert for alert in alerts if self.is_live(alert)] or alerts
-        heads = [alert for alert in live if alert["parent_id"] is None] or live
+        heads = [alert for alert in alerts if alert["parent_id"] is None] or alerts
         return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], -_size(a), a["n_rows"] or 0, a["alert_id"]))
 
     def _pages(self, head: dict) -> bool:
