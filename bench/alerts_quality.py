@@ -126,7 +126,7 @@ def load(config) -> tuple[pl.DataFrame, pl.DataFrame]:
         daily = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, n_rows, coverage FROM feco_daily")
         alerts = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, rule, status FROM alerts "
                              "WHERE feature IS NOT NULL AND rule <> 'low_volume'")
-        pages = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, incident_id, event, severity "
+        pages = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, incident_id, event, paged_rank "
                             "FROM incidents WHERE event IN ('opened', 'escalated')")
     return daily, alerts, pages
 
@@ -250,12 +250,15 @@ def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min
 
     False pages are those on a feature's clean days (as for false alerts); per week they are
     scaled to the whole config: false pages x features / clean feature-days x 7. Per incident:
-    how many incidents of its feature opened while it lasted (and the 7 days after), whether
-    one opened within a day (7 for decays) of its onset, in its segment and at the severity its
-    size gives (the tiers of feco.alerts.severity, no ranker importance).
+    how many incidents of its feature paged while it lasted (and the 6 days after), whether the
+    first page came within a day (7 for decays) of its onset, in its segment and at the
+    severity its injected size gives (the tiers of feco.alerts.severity, no ranker importance;
+    a size at a tier's edge, 25% or 50%, measures either side of it, and a decay's size is where
+    it ends, not where it is when first paged).
     """
-    from feco.alerts.severity import severity
+    from feco.alerts.severity import SEVERITY_NAME, severity
 
+    pages = pages.with_columns(pl.col("paged_rank").replace_strict(SEVERITY_NAME).alias("severity"))
     clean_pages, _ = _false_alerts(pages, daily, truth, min_rows)
     clean_feature_days = _clean_feature_days(daily, truth)
     rows = []
@@ -264,14 +267,14 @@ def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min
         window = 7 if incident["shape"] == "decay" else 1
         segment = incident["segment"]
         place = (segment["dim"], segment["value"]) if segment else ("all", "all")
-        mine = pages.filter(pl.col("feature") == incident["feature"])
-        opened = mine.filter((pl.col("event") == "opened")
-                             & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] + 6)))
-        first = opened.filter(pl.col("ds") <= onset + timedelta(days=window)).sort("ds").head(1)
+        mine = pages.filter((pl.col("feature") == incident["feature"])
+                            & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] + 6)))
+        first = mine.filter(pl.col("ds") <= onset + timedelta(days=window)).sort("ds").head(1)
         expected = severity("drop_vs_moving_average", incident["share"], None, n_features)
         paged = first.row(0, named=True) if first.height else None
         rows.append({"feature": incident["feature"], "segment": f"{place[0]}:{place[1]}", "share": incident["share"],
-                     "shape": incident["shape"], "opened": opened.height, "paged_in_time": paged is not None,
+                     "shape": incident["shape"], "incidents_paged": mine["incident_id"].n_unique(),
+                     "paged_in_time": paged is not None,
                      "paged_at": f"{paged['segment_dim']}:{paged['segment_value']}" if paged else None,
                      "right_segment": paged is not None and (paged["segment_dim"], paged["segment_value"]) == place,
                      "paged_severity": paged["severity"] if paged else None, "expected_severity": expected})
@@ -290,13 +293,13 @@ def _clean_feature_days(daily: pl.DataFrame, truth: list[dict]) -> int:
 
 
 def print_pages(summary: dict, per_incident: pl.DataFrame) -> None:
-    once = per_incident.filter(pl.col("opened") == 1).height
+    once = per_incident.filter(pl.col("incidents_paged") == 1).height
     in_time = per_incident.filter(pl.col("paged_in_time"))
     print(f"feco pages: {summary['false_pages']} false pages in {summary['clean_weeks']:.1f} clean weeks of the "
           f"whole config = {summary['false_pages_per_week']:.2f} false pages per week "
           f"({summary['false_pages_per_1000']:.3f} per 1,000 feature x segment-days; target <= 1 a week)")
     print(f"  incidents paged within a day (decays: 7 days): {in_time.height}/{per_incident.height}; "
-          f"opened exactly once: {once}/{per_incident.height}; at the true segment: "
+          f"paged as one incident: {once}/{per_incident.height}; at the true segment: "
           f"{in_time['right_segment'].sum()}/{in_time.height}; at the severity of their size: "
           f"{(in_time['paged_severity'] == in_time['expected_severity']).sum()}/{in_time.height}")
     with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):

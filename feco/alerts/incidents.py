@@ -24,7 +24,7 @@ from datetime import date
 
 import polars as pl
 
-from feco.alerts.severity import SEVERITY_RANK
+from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
 COVERAGE_RULES = ("drop_vs_moving_average", "decay_vs_reference", "below_floor")
@@ -112,16 +112,15 @@ class _Day:
 
     def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
         """One feature's incidents today. The day's headline continues the most specific
-        unresolved incident whose segment holds it, else the feature's incident paged at least
-        as severe (someone is on it already; when the headline's segment holds the incident's,
-        the incident widens to it), else opens a new one. Every other alert
+        unresolved incident whose segment holds it, else widens one whose segment its own
+        holds, else joins one paged at least as severe, else opens a new one. Every other alert
         attaches to the most specific incident that holds it, else to the headline's."""
         live = [alert for alert in alerts if self.is_live(alert)]
         incidents = list(unresolved)
         home = None
         if live:
             head = self._headline(live)
-            home = _holder(incidents, head) or self._absorbing(incidents, head)
+            home = _holder(incidents, head) or _widened(incidents, head) or _absorbing(incidents, head)
             if home is None:
                 home = self._opened(feature, head)
                 incidents.append(home)
@@ -131,17 +130,6 @@ class _Day:
             if holder is not None:
                 attached[holder["incident_id"]].append(alert)
         return [self._carry(state, attached[state["incident_id"]]) for state in incidents]
-
-    def _absorbing(self, incidents: list[dict], head: dict) -> dict | None:
-        rank = SEVERITY_RANK[head["severity"]]
-        severe = [state for state in incidents if state["paged_rank"] >= rank]
-        if not severe:
-            return None
-        home = max(severe, key=lambda state: (state["paged_rank"], state["rows_lost"], state["incident_id"]))
-        segment = (head["segment_dim"], head["segment_value"])
-        if contains(segment, (home["segment_dim"], home["segment_value"])):  # widened
-            home.update(segment_dim=segment[0], segment_value=segment[1], normal_floor=_floor(head))
-        return home
 
     def _opened(self, feature: str | None, head: dict) -> dict:
         root = (head["segment_dim"], head["segment_value"])
@@ -200,7 +188,7 @@ class _Day:
                 event = "resolved"
             detail = self._recovery_detail(state, status)
             lost = 0
-        severity = next(name for name, value in SEVERITY_RANK.items() if value == rank)
+        severity = SEVERITY_NAME[rank]
         return state | {
             "ds": self.ds, "status": status, "severity": severity, "severity_rank": rank,
             "paged_rank": paged, "root_coverage": self._root_coverage(state),
@@ -219,6 +207,29 @@ class _Day:
         days = f"{state['normal_days']} day{'s' if state['normal_days'] != 1 else ''}"
         verb = "resolved" if status == "resolved" else "recovering"
         return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
+
+
+def _widened(incidents: list[dict], head: dict) -> dict | None:
+    """The most severe incident whose segment the headline's holds, moved up to it: an outage
+    that spreads (or a decay seen in one place first) stays one incident."""
+    segment = (head["segment_dim"], head["segment_value"])
+    held = [state for state in incidents if contains(segment, (state["segment_dim"], state["segment_value"]))]
+    if not held:
+        return None
+    home = max(held, key=_seniority)
+    home.update(segment_dim=segment[0], segment_value=segment[1], normal_floor=_floor(head))
+    return home
+
+
+def _absorbing(incidents: list[dict], head: dict) -> dict | None:
+    """The incident paged at least as severe as the headline, if any: someone is on the
+    feature already, and a milder alert elsewhere is not worth a second page."""
+    severe = [state for state in incidents if state["paged_rank"] >= SEVERITY_RANK[head["severity"]]]
+    return max(severe, key=_seniority, default=None)
+
+
+def _seniority(state: dict) -> tuple:
+    return state["paged_rank"], state["severity_rank"], state["rows_lost"], state["incident_id"]
 
 
 def _holder(incidents: list[dict], alert: dict) -> dict | None:

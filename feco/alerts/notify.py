@@ -30,6 +30,7 @@ import duckdb
 import polars as pl
 
 from feco.alerts.incidents import describe_place
+from feco.alerts.severity import SEVERITY_NAME
 from feco.config import Notify
 from feco.errors import ConfigError
 from feco.warehouse import named_query
@@ -39,7 +40,7 @@ SEVERITY_MARK = {"critical": "[CRITICAL]", "high": "[HIGH]", "medium": "[MEDIUM]
 TOP_IN_DIGEST = 5
 MAX_ANSWER_BYTES = 64 * 1024
 PAYLOAD_FIELDS = ("ds", "event", "message_id", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
-                  "status", "severity", "severity_rank", "headline_rule", "headline_dim", "headline_value",
+                  "status", "severity", "severity_rank", "paged_rank", "headline_rule", "headline_dim", "headline_value",
                   "rows_lost", "detail")
 
 
@@ -231,7 +232,9 @@ def _outbox(pending: pl.DataFrame, settings: Notify) -> list[tuple[list[str], Me
 
 def page_text(row: dict) -> str:
     """One line: the day, the severity, what happened to which incident."""
-    mark = SEVERITY_MARK.get(row["severity"], row["severity"])
+    # what is paged: the headline's severity for an opening or escalation, the peak at the end
+    severity = row["severity"] if row["event"] == "resolved" else SEVERITY_NAME[row["paged_rank"]]
+    mark = SEVERITY_MARK.get(severity, severity)
     event = f"incident {row['event']}" + (f" (open since {row['opened_ds']})" if row["event"] == "escalated" else "")
     return f"{row['ds']} {mark} {event}: {row['detail']}"
 

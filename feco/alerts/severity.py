@@ -10,6 +10,7 @@ UNUSED_WEIGHT = 0.25
 MAX_WEIGHT = 2.0
 # For ordering in SQL and code: ORDER BY severity_rank DESC puts critical first.
 SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+SEVERITY_NAME = {rank: name for name, rank in SEVERITY_RANK.items()}
 
 
 def severity(rule: str, drop_rel: float | None, importance: float | None, n_features: int) -> str:
