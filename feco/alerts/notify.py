@@ -9,8 +9,9 @@ channel (after a backfill or an outage) they go as one digest.
 The webhook cannot hold a run: each request has one overall deadline (connect, send and
 answer together, not per socket read) and the run's whole delivery another. Messages go one
 after another, in order (an incident's opening before its resolution); there are at most
-``digest_after`` of them, or one digest. The URL is a secret: it comes from the environment or the caller, only
-http(s) is accepted, and neither it nor any part of it appears in a stored error or any output.
+``digest_after`` of them, or one digest. The URL is a secret: it comes from the environment
+or the caller, only http(s) is accepted, and neither it nor any part of it appears in a
+stored error or any output.
 """
 
 from __future__ import annotations
