@@ -260,6 +260,10 @@ class Incidents(_Model):
     # Crosses of dimensions multiply the cells judged (and so the false alarms); their
     # incidents are tracked and listed, and page only when this is on.
     page_crosses: bool = False
+    # Days of history before a drop pages: the drop rule learns the weekly pattern from two of
+    # every weekday, and before that a weekday swing looks like a drop. Incidents are tracked
+    # and listed from the first day; floors, missing values and columns page from the first day.
+    page_after_days: Annotated[int, Field(ge=0)] = 14
 
 
 class Alerts(_Model):

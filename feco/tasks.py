@@ -131,7 +131,8 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
         carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
         incidents = track_incidents(alerts, carried,
                                     named_query(conn, "day_coverage", {"ds": ds}),
-                                    ds=ds, settings=config.alerts.incidents)
+                                    ds=ds, settings=config.alerts.incidents,
+                                    history_days=named_query(conn, "history_days", {"ds": ds}).item())
         publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,

@@ -28,7 +28,7 @@ from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
 COVERAGE_RULES = ("drop_vs_moving_average", "decay_vs_reference", "below_floor")
-DECAY = "decay_vs_reference"
+DROP, DECAY = "drop_vs_moving_average", "decay_vs_reference"
 SCHEMA = {
     "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
     "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
@@ -47,20 +47,21 @@ def track_incidents(
     *,
     ds: date,
     settings: Incidents,
+    history_days: int,
 ) -> pl.DataFrame:
     """The incidents' rows for ``ds``: those carried from the day before and those opened today.
 
     ``alerts`` are the day's alerts (as ``detect_alerts`` returns them), ``carried`` the
     unresolved incidents of the previous tracked day and those resolved in the moving
     average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
-    feature and segment (``day_coverage.sql``).
+    feature and segment (``day_coverage.sql``). ``history_days``: days published before ``ds``.
 
     Examples
     --------
-    >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents)  # doctest: +SKIP
+    >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)  # doctest: +SKIP
     >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
     """
-    day = _Day(ds, settings, coverage, recently_resolved=_by_feature(
+    day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days, recently_resolved=_by_feature(
         carried.filter(pl.col("status") == "resolved"), order="incident_id"))
     todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
     unresolved = _by_feature(carried.filter(pl.col("status") != "resolved"), order="incident_id")
@@ -93,9 +94,10 @@ def _depth(segment: tuple[str, str]) -> int:
 class _Day:
     """What one day knows: its date, the settings and every segment's coverage that day."""
 
-    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *,
+    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, weekly_learned: bool,
                  recently_resolved: dict[str | None, list[dict]]):
         self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
+        self.weekly_learned = weekly_learned
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
 
@@ -166,6 +168,8 @@ class _Day:
     def _pages(self, head: dict) -> bool:
         """Severe enough, and in a segment large enough, to page a person."""
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
+            return False
+        if head["rule"] == DROP and not self.weekly_learned:
             return False
         if head["rule"] in COVERAGE_RULES and _size(head) < self.settings.page_min_drop:
             return False

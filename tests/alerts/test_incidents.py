@@ -11,7 +11,7 @@ from feco.config import Incidents
 
 DAY = date(2026, 11, 15)
 TOTAL_ROWS = 10_000
-SETTINGS = Incidents(resolve_days=2, page_min_severity="medium", page_min_share=0.05)
+SETTINGS = Incidents(resolve_days=2, page_min_severity="medium", page_min_share=0.05, page_after_days=14)
 
 
 def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="critical", drop=0.5,
@@ -38,7 +38,8 @@ def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.
         frame = pl.DataFrame(alerts, schema_overrides={"parent_id": pl.String, "drop_rel": pl.Float64,
                                                        "threshold": pl.Float64}) if alerts else \
             pl.DataFrame(schema={"alert_id": pl.String, "feature": pl.String, "rule": pl.String})
-        today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings)
+        today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings,
+                                history_days=20 + offset)
         rows.append(today)
         so_far = pl.concat(rows)  # what incidents_carried.sql reads, with a lag of 7 days
         carried = pl.concat([today.filter(pl.col("status") != "resolved"), so_far.filter(
@@ -154,3 +155,10 @@ def test_a_milder_alert_elsewhere_joins_the_open_incident_and_a_wider_one_widens
     ])
     assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
     assert days.select("segment_dim", "segment_value").rows() == [("region", "FR"), ("region", "FR"), ("all", "all")]
+
+
+def test_nothing_pages_before_the_weekly_pattern_can_be_learned():
+    early = SETTINGS.model_copy(update={"page_after_days": 22})  # the helper's history starts at 20 days
+    days = track([([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3))],
+                 settings=early)
+    assert days["event"].to_list() == [None, None, "opened"] and days["incident_id"].n_unique() == 1

@@ -34,8 +34,8 @@ def write_days(config, *, incident: bool = True, days=DAYS):
 
 def configured(folder, **notify):
     return make_config(folder, sampling={"events_per_window": 150, "seed": 1},
-                       alerts={"min_rows": 300, "notify": {"jsonl": "alerts.jsonl",
-                                                           "webhook_url_env": "FECO_TEST_WEBHOOK", **notify}})
+                       alerts={"min_rows": 300, "incidents": {"page_after_days": 7},  # 12 days of logs
+                               "notify": {"jsonl": "alerts.jsonl", "webhook_url_env": "FECO_TEST_WEBHOOK", **notify}})
 
 
 @pytest.fixture(scope="module")
