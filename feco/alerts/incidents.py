@@ -27,8 +27,8 @@ import polars as pl
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
-COVERAGE_RULES = ("drop_vs_moving_average", "decay_vs_reference", "below_floor")
 DROP, DECAY = "drop_vs_moving_average", "decay_vs_reference"
+COVERAGE_RULES = (DROP, DECAY, "below_floor")
 SCHEMA = {
     "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
     "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
