@@ -255,8 +255,6 @@ class Incidents(_Model):
     # day's rows, are tracked and listed but page no one.
     page_min_severity: Literal["low", "medium", "high", "critical"] = "medium"
     page_min_share: Annotated[float, Field(ge=0, le=1)] = 0.05
-    # A coverage drop pages from this relative size (fixed-severity rules always do).
-    page_min_drop: Annotated[float, Field(ge=0, le=1)] = 0.0
     # Crosses of dimensions multiply the cells judged (and so the false alarms); their
     # incidents are tracked and listed, and page only when this is on.
     page_crosses: bool = False

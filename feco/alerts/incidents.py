@@ -171,8 +171,6 @@ class _Day:
             return False
         if head["rule"] == DROP and not self.weekly_learned:
             return False
-        if head["rule"] in COVERAGE_RULES and _size(head) < self.settings.page_min_drop:
-            return False
         if " x " in head["segment_dim"] and not self.settings.page_crosses:
             return False
         return head["segment_dim"] == "all" or (head["n_rows"] or 0) >= self.settings.page_min_share * self.total_rows
