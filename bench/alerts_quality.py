@@ -83,14 +83,21 @@ def specs() -> list[str]:
     return out
 
 
-def prepare(out: Path = OUT, seed: int = SEED):
+def output_folder(seed: int, events_per_day: int) -> Path:
+    """bench/out/alerts_quality[_seedN][_Eevents]: the default volume keeps the folders of
+    earlier runs."""
+    name = OUT.name + ("" if seed == SEED else f"_seed{seed}")
+    return OUT.with_name(name + ("" if events_per_day == EVENTS_PER_DAY else f"_{events_per_day}events"))
+
+
+def prepare(out: Path = OUT, seed: int = SEED, events_per_day: int = EVENTS_PER_DAY):
     from feco.config import load_config, parse_config
     from feco.generator import generate_logs, parse_incident
 
     logs = out / "logs"
     if not (logs / "incidents.json").exists():
         started = time.perf_counter()
-        generate_logs(logs, start=START, days=DAYS, events_per_day=EVENTS_PER_DAY, seed=seed,
+        generate_logs(logs, start=START, days=DAYS, events_per_day=events_per_day, seed=seed,
                       incidents=[parse_incident(s) for s in specs()], new_region_launch=day(10),
                       progress=lambda ds: print(f"  generated {ds}", end="\r", flush=True))
         print(f"generated {DAYS} days in {time.perf_counter() - started:.0f}s")
@@ -119,7 +126,9 @@ def load(config) -> tuple[pl.DataFrame, pl.DataFrame]:
         daily = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, n_rows, coverage FROM feco_daily")
         alerts = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, rule, status FROM alerts "
                              "WHERE feature IS NOT NULL AND rule <> 'low_volume'")
-    return daily, alerts
+        pages = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, incident_id, event, paged_rank "
+                            "FROM incidents WHERE event IN ('opened', 'escalated')")
+    return daily, alerts, pages
 
 
 def baseline_alerts(daily: pl.DataFrame, min_rows: int) -> dict[str, pl.DataFrame]:
@@ -194,11 +203,13 @@ def _false_alerts(alerts, daily, truth, min_rows) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=SEED, help="generator seed (default %(default)s)")
+    parser.add_argument("--events-per-day", type=int, default=EVENTS_PER_DAY,
+                        help="generated search events a day (default %(default)s)")
     parser.add_argument("--redetect", action="store_true", help="only the alert rules again")
     parser.add_argument("--reuse", action="store_true", help="score the stored alerts")
     args = parser.parse_args()
-    out = OUT if args.seed == SEED else OUT.with_name(f"{OUT.name}_seed{args.seed}")
-    config = prepare(out, args.seed)
+    out = output_folder(args.seed, args.events_per_day)
+    config = prepare(out, args.seed, args.events_per_day)
     if args.redetect:  # same samples and states, alert rules again (for tuning)
         from feco import tasks
 
@@ -206,7 +217,7 @@ def main() -> None:
             tasks.detect(day(offset), config)
     elif not args.reuse:
         run_pipeline(config)
-    daily, alerts = load(config)
+    daily, alerts, pages = load(config)
     if daily.is_empty():
         raise SystemExit(f"no coverage in {config.paths.warehouse}: run without --redetect/--reuse first")
     truth = json.loads((out / "logs" / "incidents.json").read_text())["incidents"]
@@ -230,6 +241,69 @@ def main() -> None:
     with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
         print("feco, per incident:")
         print(table)
+    print_pages(*score_pages(pages, daily, truth, min_rows, n_features=len(config.logs.features)))
+
+
+def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min_rows: int,
+                n_features: int) -> tuple[dict, pl.DataFrame]:
+    """Pages (an incident opened or escalated) against the truth.
+
+    False pages are those on a feature's clean days (as for false alerts); per week they are
+    scaled to the whole config: false pages x features / clean feature-days x 7. Per incident:
+    how many incidents of its feature paged while it lasted (and the 6 days after), whether the
+    first page came within a day (7 for decays) of its onset, in its segment and at the
+    severity its injected size gives (the tiers of feco.alerts.severity, no ranker importance;
+    a size at a tier's edge, 25% or 50%, measures either side of it, and a decay's size is where
+    it ends, not where it is when first paged).
+    """
+    from feco.alerts.severity import SEVERITY_NAME, severity
+
+    pages = pages.with_columns(pl.col("paged_rank").replace_strict(SEVERITY_NAME).alias("severity"))
+    clean_pages, _ = _false_alerts(pages, daily, truth, min_rows)
+    clean_feature_days = _clean_feature_days(daily, truth)
+    rows = []
+    for incident in truth:
+        onset = date.fromisoformat(incident["start"])
+        window = 7 if incident["shape"] == "decay" else 1
+        segment = incident["segment"]
+        place = (segment["dim"], segment["value"]) if segment else ("all", "all")
+        mine = pages.filter((pl.col("feature") == incident["feature"])
+                            & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] + 6)))
+        first = mine.filter(pl.col("ds") <= onset + timedelta(days=window)).sort("ds").head(1)
+        expected = severity("drop_vs_moving_average", incident["share"], None, n_features)
+        paged = first.row(0, named=True) if first.height else None
+        rows.append({"feature": incident["feature"], "segment": f"{place[0]}:{place[1]}", "share": incident["share"],
+                     "shape": incident["shape"], "incidents_paged": mine["incident_id"].n_unique(),
+                     "paged_in_time": paged is not None,
+                     "paged_at": f"{paged['segment_dim']}:{paged['segment_value']}" if paged else None,
+                     "right_segment": paged is not None and (paged["segment_dim"], paged["segment_value"]) == place,
+                     "paged_severity": paged["severity"] if paged else None, "expected_severity": expected})
+    per_incident = pl.DataFrame(rows)
+    weeks = clean_feature_days / n_features / 7
+    return {"false_pages": clean_pages, "clean_weeks": weeks, "false_pages_per_week": clean_pages / weeks,
+            "false_pages_per_1000": 1000 * clean_pages / _false_alerts(pages, daily, truth, min_rows)[1]}, per_incident
+
+
+def _clean_feature_days(daily: pl.DataFrame, truth: list[dict]) -> int:
+    """Feature-days after warm-up outside every incident (+7 days after)."""
+    dirty = {(i["feature"], date.fromisoformat(i["start"]) + timedelta(days=d))
+             for i in truth for d in range(i["days"] + 7)}
+    days = daily.filter(pl.col("ds") >= day(WARMUP)).select("feature", "ds").unique()
+    return sum((f, ds) not in dirty for f, ds in days.iter_rows())
+
+
+def print_pages(summary: dict, per_incident: pl.DataFrame) -> None:
+    once = per_incident.filter(pl.col("incidents_paged") == 1).height
+    in_time = per_incident.filter(pl.col("paged_in_time"))
+    print(f"feco pages: {summary['false_pages']} false pages in {summary['clean_weeks']:.1f} clean weeks of the "
+          f"whole config = {summary['false_pages_per_week']:.2f} false pages per week "
+          f"({summary['false_pages_per_1000']:.3f} per 1,000 feature x segment-days; target <= 1 a week)")
+    print(f"  incidents paged within a day (decays: 7 days): {in_time.height}/{per_incident.height}; "
+          f"paged as one incident: {once}/{per_incident.height}; at the true segment: "
+          f"{in_time['right_segment'].sum()}/{in_time.height}; at the severity of their size: "
+          f"{(in_time['paged_severity'] == in_time['expected_severity']).sum()}/{in_time.height}")
+    with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
+        print(per_incident)
 
 
 def _filters() -> dict[str, pl.Expr]:

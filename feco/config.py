@@ -239,12 +239,37 @@ class MissingRule(_Model):
 
 
 class Notify(_Model):
-    """Where alerts go. Secrets never live here: only the names of where to find them."""
+    """Where incident messages go. Secrets never live here: only the names of where to find them."""
 
     jsonl: FilePath | None = None
     webhook_url_env: str | None = "FECO_WEBHOOK_URL"
     airflow_connection: str | None = None
+    # One request may take this long in all (connect, send, answer), not per socket read.
     timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
+    # A run's whole delivery ends by then; what is not sent by then is failed and retried.
+    deadline_seconds: Annotated[float, Field(gt=0)] = 30.0
+    # More pending messages than this on a channel (after a backfill or an outage): one digest.
+    digest_after: Annotated[int, Field(ge=1)] = 3
+    # The report's path or URL, named in a digest.
+    report: str | None = None
+
+
+class Incidents(_Model):
+    """When an incident resolves and which ones page a person."""
+
+    # Days in a row its segment must be back within its normal band to resolve.
+    resolve_days: Annotated[int, Field(ge=1)] = 2
+    # Incidents milder than this, or whose headline segment holds less than this share of the
+    # day's rows, are tracked and listed but page no one.
+    page_min_severity: Literal["low", "medium", "high", "critical"] = "medium"
+    page_min_share: Annotated[float, Field(ge=0, le=1)] = 0.05
+    # Crosses of dimensions multiply the cells judged (and so the false alarms); their
+    # incidents are tracked and listed, and page only when this is on.
+    page_crosses: bool = False
+    # Days of history before a drop pages: the drop rule learns the weekly pattern from two of
+    # every weekday, and before that a weekday swing looks like a drop. Incidents are tracked
+    # and listed from the first day; floors, missing values and columns page from the first day.
+    page_after_days: Annotated[int, Field(ge=0)] = 14
 
 
 class Readiness(_Model):
@@ -273,6 +298,7 @@ class Alerts(_Model):
     decay: DecayRule = Field(default_factory=DecayRule)
     missing: MissingRule = Field(default_factory=MissingRule)
     floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
+    incidents: Incidents = Field(default_factory=Incidents)
     notify: Notify = Field(default_factory=Notify)
 
 

@@ -134,29 +134,35 @@ def score(ds: date | str, config: Config | str | None = None) -> dict:
 
 @exclusive
 def detect(ds: date | str, config: Config | str | None = None) -> dict:
-    """Run the alert rules on the published day and replace its alerts.
+    """Run the alert rules on the published day, track its incidents and replace both.
 
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
     and the text gives the day's measured NDCG@8 change, when a ranker is known.
     """
     from feco.alerts import detect_alerts
+    from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
-        publish_day(conn, ds, {"alerts": alerts})
-    open_alerts = alerts.filter(pl.col("status") == "open")
-    return {"ds": ds.isoformat(), "open": open_alerts.height,
-            "ongoing": alerts.filter(pl.col("status") == "ongoing").height,
-            "grouped": alerts.filter(pl.col("status") == "grouped").height,
-            "by_severity": dict(open_alerts.group_by("severity").len().iter_rows())}
+        carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
+        incidents = track_incidents(alerts, carried,
+                                    named_query(conn, "day_coverage", {"ds": ds}),
+                                    ds=ds, settings=config.alerts.incidents,
+                                    history_days=named_query(conn, "history_days", {"ds": ds}).item())
+        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
+    events = incidents.drop_nulls("event")
+    return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
+            "incidents": incidents.filter(pl.col("status") != "resolved").height,
+            "messages": dict(events.group_by("event").len().sort("event").iter_rows())}
 
 
 @exclusive
 def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
            echo=print) -> dict:
-    """Deliver open alerts not delivered yet (this day's and pending ones from days before)."""
+    """Deliver the incident messages not delivered yet (this day's and pending ones from days
+    before: one digest when there are many)."""
     from feco.alerts.notify import notify_alerts
 
     with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:

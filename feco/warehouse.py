@@ -27,7 +27,7 @@ from feco.sql_files import migrations, schema_statements, sql
 FIRST_VERSION = 1
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts")
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents")
 
 _READ_ONLY_SETTINGS = {
     "enable_external_access": False,

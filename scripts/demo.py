@@ -60,7 +60,7 @@ def main() -> int:
 
     step("5/5", "summary")
     check(feco(["status", "--config", str(CONFIG)]))
-    print("\nOpen alerts (feco alerts --since ...; --all shows what is grouped under each):")
+    print("\nIncidents (feco alerts --since ...; --all lists the alerts of each):")
     check(feco(["alerts", "--since", str(START), "--config", str(CONFIG)]))
     print("\nNDCG@8 of the reference ranker per day (all traffic and region DE, where eng_ctr_7d broke):")
     check(feco(["query", "SELECT ds, segment_value, round(ndcg8, 4) AS ndcg8, round(ndcg8_change, 4) AS "

@@ -1,34 +1,59 @@
-"""Delivery of open alerts: a summary line on stdout (the task log), a JSON-lines file, a webhook.
+"""Delivery of incident messages: a line on stdout (the task log), a JSON-lines file, a webhook.
 
-Every attempt is recorded per alert and channel in ``alert_deliveries``; an alert not
-delivered (a webhook that was down) is tried again by the next run, for ``RETRY_DAYS``. The
-webhook URL is a secret: it comes from the environment or the caller, never from a config
-file, and never appears in a stored error, a log line or an exception message.
+A message is due when an incident opens, escalates or resolves (see feco.alerts.incidents);
+nothing else is sent. Every attempt is recorded per message and channel in
+``page_deliveries``; a message not delivered (a webhook that was down) is tried again by the
+next run, for ``RETRY_DAYS``. When more than ``digest_after`` messages are pending on a
+channel (after a backfill or an outage) they go as one digest.
+
+The webhook cannot hold a run: each request has one overall deadline (connect, send and
+answer together, not per socket read) and the run's whole delivery another. Messages go one
+after another, in order (an incident's opening before its resolution); there are at most
+``digest_after`` of them, or one digest. The URL is a secret: it comes from the environment
+or the caller, only http(s) is accepted, and neither it nor any part of it appears in a
+stored error or any output.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
-import urllib.error
-import urllib.request
+import socket
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Callable
 
 import duckdb
 import polars as pl
 
+from feco.alerts.incidents import describe_place
+from feco.alerts.severity import SEVERITY_NAME
 from feco.config import Notify
+from feco.errors import ConfigError
 from feco.warehouse import named_query
 
 RETRY_DAYS = 7
 SEVERITY_MARK = {"critical": "[CRITICAL]", "high": "[HIGH]", "medium": "[MEDIUM]", "low": "[low]"}
+TOP_IN_DIGEST = 5
+MAX_ANSWER_BYTES = 64 * 1024
+PAYLOAD_FIELDS = ("ds", "event", "message_id", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
+                  "status", "severity", "severity_rank", "paged_rank", "headline_rule", "headline_dim", "headline_value",
+                  "rows_lost", "detail")
 
 
-def summary_line(alert: dict) -> str:
-    ongoing = " (ongoing)" if alert.get("status") == "ongoing" else ""
-    return (f"{alert['ds']} {SEVERITY_MARK.get(alert['severity'], alert['severity'])} {alert['rule']}{ongoing}: "
-            f"{alert['detail']}")
+@dataclass(frozen=True)
+class Message:
+    text: str  # the log line, and the webhook's "text"
+    record: dict  # the JSON-lines record
+    attachment: dict | None = None  # sent to the webhook beside "text"
+
+
+class DeliveryFailed(Exception):
+    """A delivery that did not go through; its text is safe to store (it names no URL)."""
 
 
 def notify_alerts(
@@ -39,95 +64,230 @@ def notify_alerts(
     webhook_url: str | None = None,
     echo: Callable[[str], None] = print,
 ) -> dict[str, dict[str, int]]:
-    """Deliver the open alerts of ``ds`` and the days before it that are still pending.
+    """Deliver the incident messages of ``ds`` and the days before it that are still pending.
 
     ``webhook_url`` overrides the environment variable named in ``settings`` (the DAG passes
-    one read from an Airflow connection). Returns counts of delivered and failed per channel.
+    one read from an Airflow connection). Returns counts of messages delivered and failed per
+    channel; a digest counts every message it carries.
+
+    Examples
+    --------
+    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
+    ...     notify_alerts(conn, date(2026, 11, 16), settings=config.alerts.notify)
+    {'log': {'delivered': 2, 'failed': 0}}
     """
-    channels: dict[str, Callable[[dict], None]] = {"log": lambda alert: echo(summary_line(alert))}
-    if settings.jsonl is not None:
-        channels["jsonl"] = lambda alert: _append_jsonl(settings.jsonl, alert)
-    url = webhook_url or (os.environ.get(settings.webhook_url_env) if settings.webhook_url_env else None)
-    if url:
-        channels["webhook"] = lambda alert: _post(url, alert, timeout=settings.timeout_seconds)
+    deadline = time.monotonic() + settings.deadline_seconds
     counts = {}
-    for channel, deliver in channels.items():
-        pending = named_query(conn, "pending_deliveries", {"channel": channel, "since": ds - timedelta(days=RETRY_DAYS)})
-        counts[channel] = _deliver_all(conn, pending, channel, deliver, secret=url)
+    for channel, send in _channels(settings, webhook_url, echo, deadline).items():
+        pending = named_query(conn, "pending_pages", {
+            "channel": channel, "since": ds - timedelta(days=RETRY_DAYS), "until": ds})
+        counts[channel] = {"delivered": 0, "failed": 0}
+        for ids, message in _outbox(pending, settings):  # in order: an opening before its resolution
+            error = _attempt(send, message)
+            counts[channel]["failed" if error else "delivered"] += len(ids)
+            # recorded at once, so a run killed mid-delivery sends again only what was in flight
+            _record(conn, pending.filter(pl.col("message_id").is_in(ids)), channel, error)
     return counts
 
 
-def _deliver_all(conn, pending: pl.DataFrame, channel: str, deliver, *, secret: str | None) -> dict[str, int]:
-    counts = {"delivered": 0, "failed": 0}
-    for alert in pending.iter_rows(named=True):
-        try:
-            deliver(alert)
-            status, error = "delivered", None
-        except (OSError, ValueError) as failure:  # urllib, socket and file errors are OSErrors
-            status, error = "failed", _scrub(str(failure), secret)
-        counts[status] += 1
+def send_message(
+    text: str,
+    *,
+    settings: Notify,
+    webhook_url: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> dict[str, str]:
+    """Send one plain text message (not an incident) through the same channels.
+
+    The log gets the line, the JSON-lines file a record with a "message" key, the webhook a
+    POST of ``{"text": text}``. Returns ``{channel: "delivered" | "failed"}``; a delivery
+    failure is never raised (a URL that is not http(s) is a ConfigError).
+
+    Examples
+    --------
+    >>> send_message("feco_daily failed on 2026-11-16", settings=config.alerts.notify)  # doctest: +SKIP
+    {'log': 'delivered', 'jsonl': 'delivered'}
+    """
+    deadline = time.monotonic() + settings.timeout_seconds
+    channels = _channels(settings, webhook_url, echo, deadline)
+    message = Message(text, {"message": text, "at": datetime.now(timezone.utc).isoformat()})
+    return {channel: "failed" if _attempt(send, message) else "delivered" for channel, send in channels.items()}
+
+
+def read_webhook_url(settings: Notify, override: str | None = None) -> str | None:
+    """The webhook URL from the caller or the environment, checked to be http(s).
+
+    Surrounding whitespace is dropped; anything else that is not an http(s) URL with a host is
+    a ConfigError that names where the URL came from, never the URL.
+    """
+    source = "the webhook URL passed in" if override else f"${settings.webhook_url_env}"
+    url = override or (os.environ.get(settings.webhook_url_env) if settings.webhook_url_env else None)
+    if not url or not url.strip():
+        return None
+    url = url.strip()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid or any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise ConfigError(f"{source} is not an http(s) URL with a host (its value is not shown: it is a secret)")
+    return url
+
+
+def post_json(url: str, payload: dict, *, deadline: float, timeout: float) -> None:
+    """POST ``payload`` as JSON; done by ``deadline`` (time.monotonic()) whatever the server does.
+
+    Raises DeliveryFailed for any failure (non-2xx answer, garbage, an early close, a timeout),
+    with a text that holds no part of the URL.
+    """
+    parts = urllib.parse.urlsplit(url)
+    remaining = min(deadline - time.monotonic(), timeout)
+    if remaining <= 0:
+        raise DeliveryFailed("not sent: the run's delivery deadline had passed")
+    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_type(parts.hostname, parts.port, timeout=remaining)
+    expired, finished = threading.Event(), threading.Event()
+    threading.Thread(target=_abort_after, args=(connection, remaining, expired, finished), daemon=True).start()
+    target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    try:
+        connection.request("POST", target, body=json.dumps(payload, default=str).encode(),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        _read_answer(response)
+        status = response.status
+    except Exception as error:  # noqa: BLE001 - any failure is recorded; its text may hold the URL
+        if expired.is_set() or isinstance(error, TimeoutError):
+            raise DeliveryFailed(f"webhook timed out after {remaining:.3g}s") from None
+        raise DeliveryFailed(f"webhook failed: {type(error).__name__}") from None
+    finally:
+        finished.set()
+        connection.close()
+    if not 200 <= status < 300:
+        raise DeliveryFailed(f"webhook answered HTTP {status}")
+
+
+def _read_answer(response: http.client.HTTPResponse) -> None:
+    """Read the answer to its end (an early close raises IncompleteRead), at most
+    MAX_ANSWER_BYTES of it: a webhook's answer is a short acknowledgement."""
+    read = 0
+    while read < MAX_ANSWER_BYTES and (chunk := response.read(8192)):
+        read += len(chunk)
+    if read < MAX_ANSWER_BYTES and response.length:  # closed before its Content-Length
+        raise http.client.IncompleteRead(b"", response.length)
+
+
+def _abort_after(connection: http.client.HTTPConnection, seconds: float,
+                 expired: threading.Event, finished: threading.Event) -> None:
+    """When the request's time is up, shut its socket until the request gives up: a blocked
+    read then returns at once, however slowly the server drips (socket timeouts are per read)."""
+    if finished.wait(seconds):
+        return
+    expired.set()
+    while not finished.wait(0.05):
+        sock = connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _channels(settings: Notify, webhook_url: str | None, echo, deadline: float) -> dict[str, Callable]:
+    channels: dict[str, Callable[[Message], None]] = {"log": lambda message: echo(message.text)}
+    if settings.jsonl is not None:
+        channels["jsonl"] = lambda message: _append_jsonl(settings.jsonl, message.record)
+    url = read_webhook_url(settings, webhook_url)
+    if url:
+        channels["webhook"] = lambda message: post_json(
+            url, {"text": message.text} | ({"feco": message.attachment} if message.attachment else {}),
+            deadline=deadline, timeout=settings.timeout_seconds)
+    return channels
+
+
+def _attempt(send: Callable[[Message], None], message: Message) -> str | None:
+    try:
+        send(message)
+        return None
+    except DeliveryFailed as failure:
+        return str(failure)
+    except Exception as error:  # noqa: BLE001 - a failed delivery is a status, never a crash
+        # only the kind of failure: an exception's own text may quote the URL
+        reason = getattr(error, "strerror", None)
+        return type(error).__name__ + (f": {reason}" if isinstance(reason, str) else "")
+
+
+def _outbox(pending: pl.DataFrame, settings: Notify) -> list[tuple[list[str], Message]]:
+    """(message ids, message) to send: one per pending message, or one digest for them all."""
+    rows = list(pending.iter_rows(named=True))
+    if len(rows) > settings.digest_after:
+        payload = _digest_payload(rows, settings)
+        return [([row["message_id"] for row in rows], Message(digest_text(rows, settings.report), payload, payload))]
+    outbox = []
+    for row in rows:
+        payload = {k: row[k] for k in PAYLOAD_FIELDS}
+        outbox.append(([row["message_id"]], Message(page_text(row), payload | {"text": page_text(row)}, payload)))
+    return outbox
+
+
+def page_text(row: dict) -> str:
+    """One line: the day, the severity, what happened to which incident."""
+    # what is paged: the headline's severity for an opening or escalation, the peak at the end
+    severity = row["severity"] if row["event"] == "resolved" else SEVERITY_NAME[row["paged_rank"]]
+    mark = SEVERITY_MARK.get(severity, severity)
+    event = f"incident {row['event']}" + (f" (open since {row['opened_ds']})" if row["event"] == "escalated" else "")
+    return f"{row['ds']} {mark} {event}: {row['detail']}"
+
+
+def digest_text(rows: list[dict], report: str | None) -> str:
+    """Counts by severity, the top incidents, where the report is."""
+    incidents = _latest_per_incident(rows)
+    counts = ", ".join(f"{n} {severity}" for severity, n in _severity_counts(incidents))
+    lines = [f"feco digest: {len(rows)} incident messages from {rows[0]['ds']} to {rows[-1]['ds']}, "
+             f"{len(incidents)} incidents ({counts})"]
+    top = sorted(incidents, key=lambda r: (-r["severity_rank"], -r["rows_lost"], r["feature"] or ""))
+    lines += [f"  {SEVERITY_MARK.get(r['severity'], r['severity'])} {describe_place(r)}: {r['status']}, "
+              f"opened {r['opened_ds']}" for r in top[:TOP_IN_DIGEST]]
+    if len(top) > TOP_IN_DIGEST:
+        lines.append(f"  and {len(top) - TOP_IN_DIGEST} more (feco alerts)")
+    if report:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)
+
+
+def _digest_payload(rows: list[dict], settings: Notify) -> dict:
+    incidents = _latest_per_incident(rows)
+    return {"digest": True, "messages": len(rows), "by_severity": dict(_severity_counts(incidents)),
+            "incidents": [{k: row[k] for k in PAYLOAD_FIELDS} for row in incidents], "report": settings.report}
+
+
+def _latest_per_incident(rows: list[dict]) -> list[dict]:
+    latest = {}
+    for row in rows:  # oldest first: the last row of an incident is its latest state
+        latest[row["incident_id"]] = row
+    return list(latest.values())
+
+
+def _severity_counts(incidents: list[dict]) -> list[tuple[str, int]]:
+    ranked = sorted(incidents, key=lambda r: -r["severity_rank"])
+    counts: dict[str, int] = {}
+    for row in ranked:
+        counts[row["severity"]] = counts.get(row["severity"], 0) + 1
+    return list(counts.items())
+
+
+def _record(conn, messages: pl.DataFrame, channel: str, error: str | None) -> None:
+    at = datetime.now(timezone.utc)
+    for message_id, attempts in messages.select("message_id", "attempts").iter_rows():
         conn.execute(
-            "INSERT OR REPLACE INTO alert_deliveries VALUES ($id, $channel, $status, $attempts, $at, $error)",
-            {"id": alert["alert_id"], "channel": channel, "status": status,
-             "attempts": alert["attempts"] + 1, "at": datetime.now(timezone.utc), "error": error},
+            "INSERT OR REPLACE INTO page_deliveries VALUES ($id, $channel, $status, $attempts, $at, $error)",
+            {"id": message_id, "channel": channel, "status": "failed" if error else "delivered",
+             "attempts": attempts + 1, "at": at, "error": error},
         )
-    return counts
 
 
-def _scrub(message: str, secret: str | None) -> str:
-    return message.replace(secret, "<webhook url>") if secret else message
-
-
-def _append_jsonl(path, alert: dict) -> None:
+def _append_jsonl(path, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {k: v for k, v in alert.items() if k != "attempts"}
     with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(record, default=str) + "\n")
-
-
-def send_message(text: str, *, settings: Notify, webhook_url: str | None = None,
-                 echo: Callable[[str], None] = print) -> dict[str, str]:
-    """Send one plain line (not an alert) through the same channels; never raises on delivery.
-
-    For what is not an alert but must reach a person: a step that failed for good, logs that
-    did not arrive. Returns ``{channel: "delivered" | "failed"}``.
-    """
-    echo(text)
-    outcome = {"log": "delivered"}
-    url = webhook_url or (os.environ.get(settings.webhook_url_env) if settings.webhook_url_env else None)
-    sends = {"jsonl": (lambda: _append_jsonl(settings.jsonl, {"message": text})) if settings.jsonl else None,
-             "webhook": (lambda: _post_json(url, {"text": text}, timeout=settings.timeout_seconds)) if url else None}
-    for channel, send in sends.items():
-        if send is None:
-            continue
-        try:
-            send()
-            outcome[channel] = "delivered"
-        except (OSError, ValueError) as failure:
-            outcome[channel] = "failed"
-            echo(f"could not send to {channel}: {_scrub(str(failure), url)}")
-    return outcome
-
-
-def _post(url: str, alert: dict, *, timeout: float) -> None:
-    """POST a Slack-compatible payload; any non-2xx answer or network failure raises."""
-    payload = {"text": summary_line(alert), "feco_alert": {k: alert[k] for k in (
-        "ds", "alert_id", "feature", "segment_dim", "segment_value", "rule", "severity",
-        "observed", "baseline", "threshold", "drop_abs", "drop_rel", "std_error", "importance")}}
-    _post_json(url, payload, timeout=timeout)
-
-
-def _post_json(url: str, payload: dict, *, timeout: float) -> None:
-    request = urllib.request.Request(
-        url, data=json.dumps(payload, default=str).encode(), method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            response.read()
-    except urllib.error.HTTPError as error:
-        raise OSError(f"webhook answered HTTP {error.code}") from None
-    except urllib.error.URLError as error:
-        raise OSError(f"webhook unreachable: {error.reason}") from None
-    except TimeoutError:
-        raise OSError(f"webhook timed out after {timeout:g}s") from None

@@ -5,8 +5,8 @@ parent fires, its firing children are grouped under it. When the global segment 
 some dimension, only one value fires while its siblings hardly moved, the incident is local:
 that value becomes the headline (an incident in one region is reported as that region, not
 diluted into the global number). Alerts left without a firing parent (say region=DE and
-product_group=toys, the global number unmoved) are grouped under the one with the most rows:
-one page per feature and day, with every place it showed listed under it.
+product_group=toys, the global number unmoved) are grouped under the one with the largest
+drop: one headline per feature and day, with every place it showed listed under it.
 """
 
 from __future__ import annotations
@@ -50,10 +50,13 @@ def _parents_within(group: pl.DataFrame, inputs: pl.DataFrame) -> dict[str, str 
 
 
 def _one_headline(parent: dict[str, str | None], group: pl.DataFrame) -> dict[str, str | None]:
-    """Group every headline but the one with the most rows (then the coarsest) under it."""
-    rows = {r["alert_id"]: (r["n_rows"] or 0, -r["segment_dim"].count(" x ")) for r in group.iter_rows(named=True)}
+    """Group every headline but the one with the largest drop (then the fewest rows: the most
+    localised) under it. The segment with the most rows is the one an outage elsewhere dents
+    least: an 80% outage in one product group also takes 14% off head queries."""
+    order = {r["alert_id"]: (abs(r["drop_rel"] if r["drop_rel"] is not None else r["drop_abs"] or 0.0),
+                             -(r["n_rows"] or 0)) for r in group.iter_rows(named=True)}
     roots = [alert_id for alert_id, current in parent.items() if current is None]
-    head = max(roots, key=lambda alert_id: (rows[alert_id], alert_id))
+    head = max(roots, key=lambda alert_id: (order[alert_id], alert_id))
     return {alert_id: (head if current is None and alert_id != head else current)
             for alert_id, current in parent.items()}
 

@@ -8,6 +8,9 @@ TIERS = ((0.5, "critical"), (0.25, "high"), (0.10, "medium"))
 # A feature with less than a quarter of an average feature's importance barely moves ranking.
 UNUSED_WEIGHT = 0.25
 MAX_WEIGHT = 2.0
+# For ordering in SQL and code: ORDER BY severity_rank DESC puts critical first.
+SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+SEVERITY_NAME = {rank: name for name, rank in SEVERITY_RANK.items()}
 
 
 def severity(rule: str, drop_rel: float | None, importance: float | None, n_features: int) -> str:

@@ -9,8 +9,6 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from feco.cli.options import (
-    FORMAT_HELP,
-    FORMATS,
     config_option,
     date_argument,
     format_option,
@@ -20,9 +18,6 @@ from feco.cli.options import (
 from feco.errors import DataError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
-
-ALERT_TABLE_COLUMNS = ("ds", "status", "severity", "rule", "feature", "segment_dim", "segment_value",
-                       "observed", "baseline", "threshold")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,17 +85,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.set_defaults(handler=_status)
 
     alerts = subparsers.add_parser(
-        "alerts", help="list stored alerts",
-        description="List the alerts of one day (--ds) or of every day since a date (--since; "
-                    "default: the last published day). Grouped alerts are shown under their headline "
-                    "with --all.",
+        "alerts", help="list incidents",
+        description="List the incidents tracked on one day (--ds) or on any day since a date (--since; "
+                    "default: the last published day), most severe first, then the largest, each with "
+                    "its status now. --all lists every alert attached to each.",
     )
     when = alerts.add_mutually_exclusive_group()
     when.add_argument("--ds", type=date_argument, help="one day")
     when.add_argument("--since", type=date_argument, help="every day from this one on")
-    alerts.add_argument("--all", action="store_true", help="include grouped and suppressed alerts")
-    alerts.add_argument("--format", choices=("text", *FORMATS), default="text",
-                        help=f"output: text (one line per alert, the default), {FORMAT_HELP}")
+    alerts.add_argument("--all", action="store_true", help="list each incident's alerts under it")
+    format_option(alerts)
     config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
@@ -149,13 +143,11 @@ def _logs_ready(args: argparse.Namespace) -> int:
     return 1
 
 
-def _alert_counts(alerts: dict) -> str:
-    ongoing = f", {alerts['ongoing']} ongoing" if alerts.get("ongoing") else ""
-    if not alerts["open"]:
-        return "no new alerts" + ongoing
-    tiers = ", ".join(f"{n} {tier}" for tier, n in sorted(alerts["by_severity"].items()))
-    plural = "" if alerts["open"] == 1 else "s"
-    return f"{alerts['open']} alert{plural} ({tiers}){ongoing}"
+def _alert_counts(detected: dict) -> str:
+    """'3 alerts, 2 incidents active; messages: 1 opened, 1 resolved'."""
+    line = f"{detected['alerts']} alert{'' if detected['alerts'] == 1 else 's'}, {detected['incidents']} incidents active"
+    messages = ", ".join(f"{n} {event}" for event, n in detected["messages"].items())
+    return line + (f"; messages: {messages}" if messages else "")
 
 
 def _backfill(args: argparse.Namespace) -> int:
@@ -303,20 +295,30 @@ def _alerts(args: argparse.Namespace) -> int:
     with open_read_only(config.paths.warehouse) as conn:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
-        frame = named_query(conn, "alert_list", {"since": since, "until": until, "all": args.all})
-    if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
-        print_frame(frame.select(ALERT_TABLE_COLUMNS), "table")
-    elif args.format != "text":
-        print_frame(frame, args.format)
-    elif frame.is_empty():
-        print(f"no alerts since {since}" if until is None else f"no alerts on {since}")
+        incidents = named_query(conn, "incident_list", {"since": since, "until": until})
+        attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
+            if args.all else None
+    if args.format != "table":
+        print_frame(incidents if attached is None else attached, args.format)
+    elif incidents.is_empty():
+        print(f"no incidents since {since}" if until is None else f"no incidents on {since}")
     else:
-        from feco.alerts.notify import summary_line
-
-        for alert in frame.iter_rows(named=True):
-            indent = "    " if alert["parent_id"] or alert["status"] == "suppressed" else ""
-            print(indent + summary_line(alert))
+        _print_incidents(incidents, attached)
     return 0
+
+
+def _print_incidents(incidents, attached) -> None:
+    from feco.alerts.incidents import describe_place
+    from feco.alerts.notify import SEVERITY_MARK
+
+    for row in incidents.iter_rows(named=True):
+        span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
+        print(f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {describe_place(row)}: {row['status']}, "
+              f"{span} ({row['alerts']} alerts{'' if row['paged'] else ', not paged'})")
+        print(f"    {row['detail']}")
+        if attached is not None:
+            for alert in attached.filter(incident_id=row["incident_id"]).iter_rows(named=True):
+                print(f"      {alert['ds']} {alert['severity']} {alert['rule']}: {alert['detail']}")
 
 
 def _drops(args: argparse.Namespace) -> int:

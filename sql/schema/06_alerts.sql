@@ -1,8 +1,8 @@
 -- alerts: one row per fired alert rule, with the values and thresholds that made it fire.
 -- Written by the detect step; re-running a day replaces that day's alerts.
--- alert_id is stable for (ds, feature, segment, rule), so a re-fired alert keeps its
--- delivery history. status: 'open' for a headline alert (delivered), 'ongoing' for a
--- headline that fired the day before too (listed, not delivered again), 'grouped' for one
+-- alert_id is stable for (ds, feature, segment, rule). Alerts are not delivered: they attach
+-- to incidents (see 08_incidents.sql), which page. status: 'open' for a headline alert,
+-- 'ongoing' for a headline that fired the day before too, 'grouped' for one
 -- rolled up under another alert (parent_id) of the same feature and rule, 'suppressed' for
 -- a low-volume mark. severity: critical, high, medium,
 -- low. importance: the feature's share of the ranker's importance (NULL until known).

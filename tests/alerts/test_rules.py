@@ -158,15 +158,21 @@ def test_single_firing_child_with_moving_siblings_stays_under_the_global_alert()
     assert dict(zip(rolled["alert_id"], rolled["status"])) == {"all:all": "open", "region:DE": "grouped"}
 
 
-def test_alerts_without_a_firing_parent_share_one_headline_the_largest_segment():
-    fired = [("region", "DE", 0.3), ("product_group", "toys", 0.3),
+def test_alerts_without_a_firing_parent_share_one_headline_the_largest_drop():
+    fired = [("region", "DE", 0.3), ("product_group", "toys", 0.6),
              ("region x query_band", "DE x head", 0.3), ("region x query_band", "US x tail", 0.3)]
-    rolled = roll_up(alert_rows(fired, n_rows=[5000, 9000, 2000, 9500]), evaluated(fired))
+    rolled = roll_up(alert_rows(fired, n_rows=[5000, 1000, 2000, 9500]), evaluated(fired))
     status = dict(zip(rolled["alert_id"], zip(rolled["status"], rolled["parent_id"])))
-    assert status["region x query_band:US x tail"] == ("open", None)  # the most rows heads
-    assert status["product_group:toys"] == ("grouped", "region x query_band:US x tail")
-    assert status["region:DE"] == ("grouped", "region x query_band:US x tail")
+    assert status["product_group:toys"] == ("open", None)  # the largest drop heads, not the most rows
+    assert status["region x query_band:US x tail"] == ("grouped", "product_group:toys")
+    assert status["region:DE"] == ("grouped", "product_group:toys")
     assert status["region x query_band:DE x head"] == ("grouped", "region:DE")
+
+
+def test_among_equal_drops_the_most_localised_heads():
+    fired = [("region", "DE", 0.3), ("region x query_band", "US x tail", 0.3)]
+    rolled = roll_up(alert_rows(fired, n_rows=[5000, 900]), evaluated(fired))
+    assert dict(zip(rolled["alert_id"], rolled["status"])) == {"region:DE": "grouped", "region x query_band:US x tail": "open"}
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ DAY = date(2026, 1, 5)
 # task id -> the feco.tasks function it calls
 STEPS = {"wait_for_logs": "check_logs", "sample": "sample", "coverage": "coverage", "publish": "publish",
          "score": "score", "detect": "detect", "notify": "notify", "report": "report"}
-ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: a missing_column alert each, even on day one
+ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an incident each, even on day one
 
 
 def write_config(folder):
@@ -44,7 +44,8 @@ def end_state(folder) -> dict:
             "coverage_states": "SELECT * FROM coverage_states",
             "feature_status": "SELECT * FROM feature_status",
             "alerts": "SELECT * FROM alerts",
-            "alert_deliveries": "SELECT * EXCLUDE (last_attempt_at) FROM alert_deliveries",
+            "incidents": "SELECT * FROM incidents",
+            "page_deliveries": "SELECT * EXCLUDE (last_attempt_at) FROM page_deliveries",
         }
         state = {name: conn.sql(sql + " ORDER BY ALL").fetchall() for name, sql in tables.items()}
     state["alerts.jsonl"] = sorted((folder / "alerts.jsonl").read_text().splitlines())

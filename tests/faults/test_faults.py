@@ -187,7 +187,7 @@ class BlockingWebhook(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        BlockingWebhook.received.append(body["feco_alert"]["alert_id"])
+        BlockingWebhook.received.append(body["feco"]["message_id"])
         if len(BlockingWebhook.received) == BlockingWebhook.block_at:
             BlockingWebhook.in_flight.set()
             BlockingWebhook.release.wait(60)
@@ -203,22 +203,23 @@ class BlockingWebhook(http.server.BaseHTTPRequestHandler):
 
 def deliveries(folder) -> dict[str, dict[str, tuple]]:
     with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
-        rows = conn.sql("SELECT alert_id, channel, status, attempts FROM alert_deliveries").fetchall()
-        open_ids = {a for (a,) in conn.sql("SELECT alert_id FROM alerts WHERE status = 'open'").fetchall()}
+        rows = conn.sql("SELECT message_id, channel, status, attempts FROM page_deliveries").fetchall()
+        open_ids = {m for (m,) in conn.sql("SELECT message_id FROM incidents WHERE event IS NOT NULL").fetchall()}
     by_channel: dict[str, dict[str, tuple]] = {}
-    for alert_id, channel, status, attempts in rows:
-        by_channel.setdefault(channel, {})[alert_id] = (status, attempts)
+    for message_id, channel, status, attempts in rows:
+        by_channel.setdefault(channel, {})[message_id] = (status, attempts)
     return {"open": open_ids, **by_channel}
 
 
-def test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_alert_at_least_once(tmp_path):
+def test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_message_at_least_once(tmp_path):
     """SIGKILL while the webhook holds the second of three POSTs open, then `feco run` again.
 
-    Delivery is at least once: the alert whose POST was in flight is sent again (the server may
-    have acted on it; the killed run never recorded an answer), no alert is lost, every other
-    alert and channel is sent exactly once, and no row says delivered for a POST never answered.
+    Delivery is at least once: the message whose POST was in flight is sent again (the server
+    may have acted on it; the killed run never recorded an answer), no message is lost, every
+    other message and channel is sent exactly once, and no row says delivered for a POST never
+    answered.
     """
-    absent = ["f_gone_a", "f_gone_b", "f_gone_c"]  # three missing_column alerts, open from day one
+    absent = ["f_gone_a", "f_gone_b", "f_gone_c"]  # three missing columns: three incidents open on day one
     write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=4))
     (tmp_path / "feco.toml").write_text(write_config_file(tmp_path, features=[*FEATURES, *absent]).read_text()
                                         + '[alerts.notify]\njsonl = "alerts.jsonl"\nwebhook_url_env = "FECO_TEST_WEBHOOK"\n')

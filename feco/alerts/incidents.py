@@ -1,0 +1,261 @@
+"""Incidents: one feature's alerts over a span of days, as one thing to page about.
+
+Alerts are per day, rule and segment; a person wants one message when something breaks, one
+when it gets worse and one when it is over. Each day, every alert of a feature attaches to
+that feature's unresolved incident, or opens one. The incident's segment (its root) is the
+headline segment of its first day: the most severe alert, then the largest drop, then the
+smallest segment, among the roll-up's headlines (so an outage in one product group heads
+its incident, not the query band it happens to dent). It resolves when its segment has been
+back within its normal band (at or above the threshold of the alert that opened it, no alert
+of the feature firing) for ``resolve_days`` days in a row.
+
+A decay alert on a day whose coverage is already back above its threshold is lagging (its
+7-day average still holds the bad days): it is attached where an incident is open, but it
+neither opens one nor keeps one from resolving.
+
+The state of a day is computed from that day's alerts and the previous tracked day's rows
+only, so re-running a day leaves the same rows, and a message's id is stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+
+import polars as pl
+
+from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
+from feco.config import Incidents
+
+DROP, DECAY = "drop_vs_moving_average", "decay_vs_reference"
+COVERAGE_RULES = (DROP, DECAY, "below_floor")
+SCHEMA = {
+    "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
+    "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
+    "severity_rank": pl.Int32, "paged_rank": pl.Int32, "normal_floor": pl.Float64,
+    "root_coverage": pl.Float64, "normal_days": pl.Int32, "rows_lost": pl.Int64,
+    "headline_alert_id": pl.String, "headline_rule": pl.String, "headline_dim": pl.String,
+    "headline_value": pl.String, "alert_ids": pl.List(pl.String), "event": pl.String,
+    "message_id": pl.String, "detail": pl.String,
+}
+
+
+def track_incidents(
+    alerts: pl.DataFrame,
+    carried: pl.DataFrame,
+    coverage: pl.DataFrame,
+    *,
+    ds: date,
+    settings: Incidents,
+    history_days: int,
+) -> pl.DataFrame:
+    """The incidents' rows for ``ds``: those carried from the day before and those opened today.
+
+    ``alerts`` are the day's alerts (as ``detect_alerts`` returns them), ``carried`` the
+    unresolved incidents of the previous tracked day and those resolved in the moving
+    average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
+    feature and segment (``day_coverage.sql``). ``history_days``: days published before ``ds``.
+
+    Examples
+    --------
+    >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)  # doctest: +SKIP
+    >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
+    """
+    day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days, recently_resolved=_by_feature(
+        carried.filter(pl.col("status") == "resolved"), order="incident_id"))
+    todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
+    unresolved = _by_feature(carried.filter(pl.col("status") != "resolved"), order="incident_id")
+    rows = []
+    for feature in sorted(set(todays) | set(unresolved), key=str):
+        rows += day.track(feature, unresolved.get(feature, []), todays.get(feature, []))
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("incident_id")
+
+
+def _by_feature(frame: pl.DataFrame, *, order: str) -> dict[str | None, list[dict]]:
+    grouped: dict[str | None, list[dict]] = {}
+    for row in frame.sort(order).iter_rows(named=True):
+        grouped.setdefault(row["feature"], []).append(row)
+    return grouped
+
+
+def contains(root: tuple[str, str], segment: tuple[str, str]) -> bool:
+    """Whether ``segment`` lies within ``root``: itself, anything within all traffic, and the
+    crosses of a dimension's value (``region x query_band = DE x head`` within ``region = DE``)."""
+    if root == segment or root == ("all", "all"):
+        return True
+    dims, values = segment[0].split(" x "), segment[1].split(" x ")
+    return " x " not in root[0] and len(dims) > 1 and root in zip(dims, values)
+
+
+def _depth(segment: tuple[str, str]) -> int:
+    return 0 if segment == ("all", "all") else segment[0].count(" x ") + 1
+
+
+class _Day:
+    """What one day knows: its date, the settings and every segment's coverage that day."""
+
+    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, weekly_learned: bool,
+                 recently_resolved: dict[str | None, list[dict]]):
+        self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
+        self.weekly_learned = weekly_learned
+        self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
+        self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
+
+    def is_live(self, alert: dict) -> bool:
+        """False for a lagging decay: the day's coverage is back above its threshold, or an
+        incident that holds it resolved within the moving average's days (whose bad days the
+        7-day average still holds)."""
+        if alert["rule"] != DECAY:
+            return True
+        today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
+        if today is not None and today >= alert["threshold"]:
+            return False
+        return _holder(self.recently_resolved.get(alert["feature"], []), alert) is None
+
+    def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
+        """One feature's incidents today. The day's headline continues the most specific
+        unresolved incident whose segment holds it, else widens one whose segment its own
+        holds, else joins one paged at least as severe, else opens a new one. Every other alert
+        attaches to the most specific incident that holds it, else to the headline's."""
+        live = [alert for alert in alerts if self.is_live(alert)]
+        incidents = list(unresolved)
+        home = None
+        if live:
+            head = self._headline(live)
+            home = _holder(incidents, head) or _widened(incidents, head) or _absorbing(incidents, head)
+            if home is None:
+                home = self._opened(feature, head)
+                incidents.append(home)
+        attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
+        for alert in alerts:
+            holder = _holder(incidents, alert) or home
+            if holder is not None:
+                attached[holder["incident_id"]].append(alert)
+        return [self._carry(state, attached[state["incident_id"]]) for state in incidents]
+
+    def _opened(self, feature: str | None, head: dict) -> dict:
+        root = (head["segment_dim"], head["segment_value"])
+        return {
+            "incident_id": _digest(self.ds, feature, *root), "feature": feature,
+            "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds, "status": "new",
+            "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
+            "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
+            "normal_floor": _floor(head),
+        }
+
+    def _carry(self, state: dict, attached: list[dict]) -> dict:
+        status = "open" if state["status"] == "new" else "ongoing"
+        live = [alert for alert in attached if self.is_live(alert)]
+        if live:
+            return self._today(state | {"normal_days": 0}, attached, self._headline(live), status=status)
+        normal_days = state["normal_days"] + 1 if self._within_band(state) else 0
+        if normal_days >= self.settings.resolve_days:
+            status = "resolved"
+        return self._today(state | {"normal_days": normal_days}, attached, None, status=status)
+
+    def _within_band(self, state: dict) -> bool:
+        today = self._root_coverage(state)
+        return today is None or state["normal_floor"] is None or today >= state["normal_floor"]
+
+    def _root_coverage(self, state: dict) -> float | None:
+        return self.coverage.get((state["feature"], state["segment_dim"], state["segment_value"]))
+
+    def _headline(self, alerts: list[dict]) -> dict:
+        """Most severe, then largest drop, then smallest segment, among the roll-up's headlines."""
+        heads = [alert for alert in alerts if alert["parent_id"] is None] or alerts
+        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], -_size(a), a["n_rows"] or 0, a["alert_id"]))
+
+    def _pages(self, head: dict) -> bool:
+        """Severe enough, and in a segment large enough, to page a person."""
+        if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
+            return False
+        if head["rule"] == DROP and not self.weekly_learned:
+            return False
+        if " x " in head["segment_dim"] and not self.settings.page_crosses:
+            return False
+        return head["segment_dim"] == "all" or (head["n_rows"] or 0) >= self.settings.page_min_share * self.total_rows
+
+    def _today(self, state: dict, attached: list[dict], head: dict | None, *, status: str) -> dict:
+        rank, paged = state["severity_rank"], state["paged_rank"]
+        event = None
+        if head is not None:
+            head_rank = SEVERITY_RANK[head["severity"]]
+            rank = max(rank, head_rank)
+            if self._pages(head) and head_rank > paged:
+                event, paged = ("escalated" if paged else "opened"), head_rank
+            detail = head["detail"]
+            lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
+        else:
+            if status == "resolved" and paged:
+                event = "resolved"
+            detail = self._recovery_detail(state, status)
+            lost = 0
+        severity = SEVERITY_NAME[rank]
+        return state | {
+            "ds": self.ds, "status": status, "severity": severity, "severity_rank": rank,
+            "paged_rank": paged, "root_coverage": self._root_coverage(state),
+            "rows_lost": max(state["rows_lost"], lost),
+            "headline_alert_id": head and head["alert_id"], "headline_rule": head and head["rule"],
+            "headline_dim": head and head["segment_dim"], "headline_value": head and head["segment_value"],
+            "alert_ids": [alert["alert_id"] for alert in attached], "event": event,
+            "message_id": event and _digest(state["incident_id"], event, severity),
+            "detail": detail,
+        }
+
+    def _recovery_detail(self, state: dict, status: str) -> str:
+        where = describe_place(state)
+        if not state["normal_days"]:
+            return f"{where}: no alert today, still below its normal band"
+        days = f"{state['normal_days']} day{'s' if state['normal_days'] != 1 else ''}"
+        verb = "resolved" if status == "resolved" else "recovering"
+        return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
+
+
+def _widened(incidents: list[dict], head: dict) -> dict | None:
+    """The most severe incident whose segment the headline's holds, moved up to it: an outage
+    that spreads (or a decay seen in one place first) stays one incident."""
+    segment = (head["segment_dim"], head["segment_value"])
+    held = [state for state in incidents if contains(segment, (state["segment_dim"], state["segment_value"]))]
+    if not held:
+        return None
+    home = max(held, key=_seniority)
+    home.update(segment_dim=segment[0], segment_value=segment[1], normal_floor=_floor(head))
+    return home
+
+
+def _absorbing(incidents: list[dict], head: dict) -> dict | None:
+    """The incident paged at least as severe as the headline, if any: someone is on the
+    feature already, and a milder alert elsewhere is not worth a second page."""
+    severe = [state for state in incidents if state["paged_rank"] >= SEVERITY_RANK[head["severity"]]]
+    return max(severe, key=_seniority, default=None)
+
+
+def _seniority(state: dict) -> tuple:
+    return state["paged_rank"], state["severity_rank"], state["rows_lost"], state["incident_id"]
+
+
+def _holder(incidents: list[dict], alert: dict) -> dict | None:
+    """The most specific incident whose segment holds the alert's, None if none does."""
+    segment = (alert["segment_dim"], alert["segment_value"])
+    holding = [state for state in incidents if contains((state["segment_dim"], state["segment_value"]), segment)]
+    return max(holding, key=lambda state: _depth((state["segment_dim"], state["segment_value"])), default=None)
+
+
+def describe_place(row: dict) -> str:
+    """'feature in segment' for an incident row."""
+    what = row["feature"] or "sampled volume"
+    where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
+    return f"{what} in {where}"
+
+
+def _floor(alert: dict) -> float | None:
+    """The coverage below which the alert's segment is not back to normal."""
+    return alert["threshold"] if alert["rule"] in COVERAGE_RULES else None
+
+
+def _size(alert: dict) -> float:
+    return abs(alert["drop_rel"] if alert["drop_rel"] is not None else alert["drop_abs"] or 0.0)
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha1("|".join(str(part) for part in parts).encode()).hexdigest()[:16]

@@ -1,0 +1,14 @@
+-- page_deliveries: delivery status of each incident message (incidents.message_id) on each
+-- channel (log, jsonl, webhook). Kept across re-runs of a day, so a message is delivered once
+-- per channel and a failed one is retried by the next notify step (alone, or in a digest).
+-- status: 'delivered' or 'failed'; last_error names what failed and never holds the webhook
+-- URL or any part of it.
+CREATE TABLE IF NOT EXISTS page_deliveries (
+    message_id VARCHAR NOT NULL,
+    channel VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_attempt_at TIMESTAMPTZ NOT NULL,
+    last_error VARCHAR,
+    PRIMARY KEY (message_id, channel)
+);

@@ -1,0 +1,23 @@
+-- incident_summary: one row per incident, as of the last day it was tracked.
+-- Inputs: incidents. Output: incident_id, feature, segment_dim, segment_value, opened_ds,
+-- last_ds, resolved_ds (NULL while not resolved), status, severity, severity_rank, days
+-- (tracked), alerts (attached, all days), rows_lost (size), paged (whether any page was due),
+-- detail (the last headline's text).
+CREATE OR REPLACE VIEW incident_summary AS
+WITH per_incident AS (
+    SELECT incident_id,
+           max(ds) AS last_ds,
+           count(*) AS days,
+           sum(len(alert_ids)) AS alerts,
+           bool_or(event IS NOT NULL) AS paged,
+           arg_max(detail, ds) FILTER (WHERE headline_alert_id IS NOT NULL) AS detail
+    FROM incidents
+    GROUP BY incident_id
+)
+SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_value,
+       latest.opened_ds, per_incident.last_ds,
+       CASE WHEN latest.status = 'resolved' THEN latest.ds END AS resolved_ds,
+       latest.status, latest.severity, latest.severity_rank, per_incident.days,
+       per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail
+FROM incidents AS latest
+JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds;

@@ -1,0 +1,164 @@
+"""Incident tracking over days, on hand-made alert rows: one incident per outage, its headline,
+escalation, resolution, lagging decays and which incidents page."""
+
+from datetime import date, timedelta
+
+import polars as pl
+
+from feco.alerts.incidents import SCHEMA, track_incidents
+from feco.alerts.rollup import roll_up
+from feco.config import Incidents
+
+DAY = date(2026, 11, 15)
+TOTAL_ROWS = 10_000
+SETTINGS = Incidents(resolve_days=2, page_min_severity="medium", page_min_share=0.05, page_after_days=14)
+
+
+def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="critical", drop=0.5,
+          rows=TOTAL_ROWS, threshold=0.5, parent=None, feature="f"):
+    return {"alert_id": f"{feature}-{segment[0]}-{segment[1]}-{rule}", "feature": feature,
+            "segment_dim": segment[0], "segment_value": segment[1], "rule": rule, "severity": severity,
+            "status": "open" if parent is None else "grouped", "parent_id": parent, "drop_rel": drop,
+            "drop_abs": drop * 0.6, "n_rows": rows, "threshold": threshold,
+            "detail": f"{feature} in {segment[0]}={segment[1]}: {rule} -{drop:.0%}"}
+
+
+def coverage(**segments):
+    """Every segment at 0.6 coverage unless given: coverage(electronics=0.1)."""
+    rows = [("f", "all", "all", TOTAL_ROWS, segments.get("all", 0.6)),
+            ("f", "product_group", "electronics", 1_000, segments.get("electronics", 0.6)),
+            ("f", "query_band", "head", 5_000, segments.get("head", 0.6))]
+    return pl.DataFrame(rows, schema=["feature", "segment_dim", "segment_value", "n_rows", "coverage"], orient="row")
+
+
+def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.DataFrame:
+    """Track incidents over consecutive days; every day's rows."""
+    carried, rows = pl.DataFrame(schema=SCHEMA), []
+    for offset, (alerts, day_coverage) in enumerate(days):
+        frame = pl.DataFrame(alerts, schema_overrides={"parent_id": pl.String, "drop_rel": pl.Float64,
+                                                       "threshold": pl.Float64}) if alerts else \
+            pl.DataFrame(schema={"alert_id": pl.String, "feature": pl.String, "rule": pl.String})
+        today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings,
+                                history_days=20 + offset)
+        rows.append(today)
+        so_far = pl.concat(rows)  # what incidents_carried.sql reads, with a lag of 7 days
+        carried = pl.concat([today.filter(pl.col("status") != "resolved"), so_far.filter(
+            (pl.col("status") == "resolved") & (pl.col("ds") >= DAY + timedelta(days=offset - 6)))])
+    return pl.concat(rows)
+
+
+def test_an_outage_in_one_group_heads_its_incident_not_the_band_it_dents():
+    electronics = alert(("product_group", "electronics"), drop=0.78, rows=1_000)
+    head = alert(("query_band", "head"), severity="medium", drop=0.14, rows=5_000)
+    (row,) = track([([head, electronics], coverage(electronics=0.13, head=0.52))]).iter_rows(named=True)
+    assert (row["segment_dim"], row["segment_value"], row["severity"]) == ("product_group", "electronics", "critical")
+    assert row["event"] == "opened" and sorted(row["alert_ids"]) == sorted([head["alert_id"], electronics["alert_id"]])
+
+
+def test_the_roll_up_heads_the_largest_drop_when_no_parent_fired():
+    electronics = alert(("product_group", "electronics"), drop=0.78, rows=1_000) | {"alert_id": "a"}
+    head = alert(("query_band", "head"), drop=0.14, rows=5_000) | {"alert_id": "b"}
+    inputs = pl.DataFrame({"feature": ["f"], "segment_dim": ["all"], "segment_value": ["all"],
+                           "drop_rel_drop_vs_moving_average": [0.14]})
+    rolled = roll_up(pl.DataFrame([electronics, head]).drop("status", "parent_id"), inputs)
+    assert dict(zip(rolled["alert_id"], rolled["status"])) == {"a": "open", "b": "grouped"}
+
+
+def test_drop_decay_and_missing_values_of_one_outage_are_one_incident_paged_once():
+    days = track([
+        ([alert(), alert(rule="decay_vs_reference", threshold=0.55)], coverage(all=0.3)),
+        ([alert(rule="missing_values", severity="high")], coverage(all=0.3)),
+        ([alert(rule="decay_vs_reference", threshold=0.55)], coverage(all=0.3)),
+    ])
+    assert days["incident_id"].n_unique() == 1
+    assert days["event"].to_list() == ["opened", None, None]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing"]
+
+
+def test_an_incident_escalates_once_and_resolves_after_two_normal_days():
+    days = track([
+        ([alert(severity="medium", drop=0.15)], coverage(all=0.5)),
+        ([alert(severity="critical", drop=0.6)], coverage(all=0.2)),
+        ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
+        ([], coverage(all=0.6)),
+        ([], coverage(all=0.6)),
+    ])
+    assert days["event"].to_list() == ["opened", "escalated", None, None, "resolved"]
+    assert days["severity"].to_list() == ["medium", "critical", "critical", "critical", "critical"]
+    assert days["severity_rank"].to_list() == [2, 4, 4, 4, 4]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing", "ongoing", "resolved"]
+    assert days["message_id"].drop_nulls().n_unique() == 3
+
+
+def test_a_day_below_the_band_without_an_alert_keeps_it_open():
+    days = track([([alert()], coverage(all=0.3)), ([], coverage(all=0.45)), ([], coverage(all=0.6)),
+                  ([], coverage(all=0.6))])
+    assert days["normal_days"].to_list() == [0, 0, 1, 2]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing", "resolved"]
+
+
+def test_a_lagging_decay_neither_keeps_an_incident_open_nor_opens_a_new_one():
+    lagging = alert(rule="decay_vs_reference", threshold=0.55)  # coverage is back at 0.6
+    days = track([([alert()], coverage(all=0.3)), ([lagging], coverage()), ([lagging], coverage()),
+                  ([lagging], coverage()), ([lagging], coverage())])
+    assert days["status"].to_list() == ["open", "ongoing", "resolved"]
+    assert days["event"].to_list() == ["opened", None, "resolved"]
+    assert days["alert_ids"].to_list()[1] == [lagging["alert_id"]]  # still attached while open
+
+
+def test_small_cells_and_mild_incidents_are_tracked_but_page_no_one():
+    small = alert(("product_group", "electronics"), rows=400)  # 4% of the day's rows
+    mild = alert(severity="low", drop=0.08, feature="g")
+    days = track([([small, mild], coverage()), ([], coverage()), ([], coverage())])
+    assert days.height == 6 and days["event"].is_null().all()  # two incidents, three days
+    assert sorted(days.filter(pl.col("status") == "resolved")["feature"].to_list()) == ["f", "g"]
+
+
+def test_a_wider_outage_during_a_small_incident_widens_it_and_pages_the_escalation():
+    cell = alert(("product_group", "electronics"), severity="medium", drop=0.2, rows=1_000)
+    days = track([([cell], coverage(electronics=0.45)),
+                  ([alert(severity="critical", drop=0.9), cell], coverage(all=0.06, electronics=0.45))])
+    assert days["incident_id"].n_unique() == 1
+    assert days.select("event", "segment_dim", "paged_rank").rows() == [("opened", "product_group", 2),
+                                                                        ("escalated", "all", 4)]
+
+
+def test_an_outage_elsewhere_more_severe_than_what_was_paged_opens_its_own():
+    cell = alert(("product_group", "electronics"), severity="medium", drop=0.2, rows=1_000)
+    region = alert(("region", "DE"), severity="critical", drop=0.9, rows=2_000)
+    days = track([([cell], coverage(electronics=0.45)), ([region, cell], coverage(electronics=0.45))])
+    opened = days.filter(pl.col("event") == "opened")
+    assert opened.select("segment_dim", "severity").rows() == [("product_group", "medium"), ("region", "critical")]
+    second_day = days.filter(pl.col("ds") == DAY + timedelta(days=1))
+    assert sorted(second_day["alert_ids"].list.len()) == [1, 1]  # each its own alert
+
+
+def test_an_incident_in_a_cross_of_dimensions_is_listed_but_pages_only_when_configured():
+    cross = alert(("region x query_band", "DE x head"), rows=3_000)
+    assert track([([cross], coverage())])["event"].to_list() == [None]
+    paging = SETTINGS.model_copy(update={"page_crosses": True})
+    assert track([([cross], coverage())], settings=paging)["event"].to_list() == ["opened"]
+
+
+def test_a_decay_in_the_week_after_an_incident_resolved_is_lagging():
+    low_decay = alert(("product_group", "electronics"), rule="decay_vs_reference", severity="high", threshold=0.62)
+    days = track([([alert()], coverage(all=0.3)), ([], coverage()), ([], coverage()),
+                  ([low_decay], coverage()), ([low_decay], coverage())])
+    assert days["event"].to_list() == ["opened", None, "resolved"]  # electronics at 0.6 < 0.62: no new incident
+
+
+def test_a_milder_alert_elsewhere_joins_the_open_incident_and_a_wider_one_widens_it():
+    days = track([
+        ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
+        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
+        ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
+    ])
+    assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
+    assert days.select("segment_dim", "segment_value").rows() == [("region", "FR"), ("region", "FR"), ("all", "all")]
+
+
+def test_nothing_pages_before_the_weekly_pattern_can_be_learned():
+    early = SETTINGS.model_copy(update={"page_after_days": 22})  # the helper's history starts at 20 days
+    days = track([([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3))],
+                 settings=early)
+    assert days["event"].to_list() == [None, None, "opened"] and days["incident_id"].n_unique() == 1
