@@ -32,7 +32,8 @@ def test_a_server_that_drips_or_hangs_is_cut_off_at_the_deadline(behaviour):
     all of it. The client gives up while the server still has bytes to send."""
     with hostile_server(behaviour) as (url, outcome):
         assert failure_of(url, timeout=0.5) == "webhook timed out after 0.5s"
-        assert outcome.client_gave_up.wait(5), "the server was still being waited for"
+        # generous: on a loaded machine the server's thread may be slow to see the close
+        assert outcome.client_gave_up.wait(30), "the server was still being waited for"
 
 
 @pytest.mark.parametrize(("behaviour", "error"), [
