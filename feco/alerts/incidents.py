@@ -161,9 +161,19 @@ class _Day:
         return self.coverage.get((state["feature"], state["segment_dim"], state["segment_value"]))
 
     def _headline(self, alerts: list[dict]) -> dict:
-        """Most severe, then largest drop, then smallest segment, among the roll-up's headlines."""
-        heads = [alert for alert in alerts if alert["parent_id"] is None] or alerts
-        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], -_size(a), a["n_rows"] or 0, a["alert_id"]))
+        """Most severe, then not a cross (a cross pages no one: a 30% drop in tail queries must
+        not hide under a 21% one in DE x torso), then largest drop, then smallest segment,
+        among the roll-up's headlines and what it grouped under a segment that does not hold
+        it (one headline per rule and day: the largest drop, so a cross more often than not)."""
+        by_id = {alert["alert_id"]: alert for alert in alerts}
+
+        def heads_a_place(alert: dict) -> bool:
+            parent = by_id.get(alert["parent_id"])
+            return parent is None or not contains(_segment(parent), _segment(alert))
+
+        heads = [alert for alert in alerts if heads_a_place(alert)] or alerts
+        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], " x " in a["segment_dim"], -_size(a),
+                                         a["n_rows"] or 0, a["alert_id"]))
 
     def _pages(self, head: dict) -> bool:
         """Severe enough, and in a segment large enough, to page a person."""
@@ -246,6 +256,10 @@ def describe_place(row: dict) -> str:
     what = row["feature"] or "sampled volume"
     where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
     return f"{what} in {where}"
+
+
+def _segment(row: dict) -> tuple[str, str]:
+    return row["segment_dim"], row["segment_value"]
 
 
 def _floor(alert: dict) -> float | None:

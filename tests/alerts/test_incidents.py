@@ -162,3 +162,10 @@ def test_nothing_pages_before_the_weekly_pattern_can_be_learned():
     days = track([([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3)), ([alert()], coverage(all=0.3))],
                  settings=early)
     assert days["event"].to_list() == [None, None, "opened"] and days["incident_id"].n_unique() == 1
+
+
+def test_a_band_grouped_under_a_cross_with_a_larger_drop_heads_the_incident_and_pages():
+    cross = alert(("region x query_band", "DE x torso"), severity="medium", drop=0.21, rows=3_000)
+    tail = alert(("query_band", "tail"), severity="medium", drop=0.18, rows=5_000, parent=cross["alert_id"])
+    (row,) = track([([cross, tail], coverage())]).iter_rows(named=True)
+    assert (row["segment_dim"], row["segment_value"], row["event"]) == ("query_band", "tail", "opened")
