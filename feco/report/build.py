@@ -99,15 +99,16 @@ def _first_trend(data: ReportData) -> dict:
 def _incidents(incidents: pl.DataFrame) -> Section:
     title = "Incidents"
     if incidents.is_empty():
-        return Section("incidents", title, skipped="No open or ongoing alerts.")
+        return Section("incidents", title, skipped="No incidents.")
     live = incidents.filter(pl.col("live"))
     ended = incidents.filter(~pl.col("live"))
-    note = ("An incident is an alert and the days it went on firing in the same feature, segment and rule "
-            "(built from the alerts); live: it fired on the last day. The numbers are its last day's: what "
-            "the rule saw, what it expected, and the line it fires below. NDCG@8 change: that day's, in the "
-            "segment against its previous 7 days (all traffic's where the segment is not scored). 'trend' "
-            "opens the feature in its segment beside its sibling segments.")
-    body = paragraph(note) + (_incident_table(live) if live.height else paragraph("None fired on the last day."))
+    note = ("An incident is one feature in one segment over the days it lasts, every rule's alerts attached "
+            "(`feco alerts`, table incidents); live: not resolved yet. Each is shown by its latest headline, "
+            "its most severe and most localised alert: what the rule saw, what it expected, and the line it "
+            "fires below. NDCG@8 change: that day's, in the segment against its previous 7 days (all "
+            "traffic's where the segment is not scored). 'trend' opens the feature in its segment beside its "
+            "sibling segments.")
+    body = paragraph(note) + (_incident_table(live) if live.height else paragraph("None is live."))
     if ended.height:
         body += f"<details><summary>{ended.height} ended</summary>{_incident_table(ended)}</details>"
     return Section("incidents", f"{title}: {live.height} live, {ended.height} ended", body=body)

@@ -14,6 +14,7 @@ import polars as pl
 from feco.alerts.expectation import expected_coverage
 from feco.config import Alerts
 from feco.errors import DataError, UsageError
+from feco.sql_files import schema_relations
 from feco.warehouse import fetch, named_query, quote
 
 # Optional result -> (the table it needs rows in, the named query that reads it).
@@ -32,7 +33,7 @@ class ReportData:
     coverage: pl.DataFrame   # every segment: ds, feature, segment_dim, segment_value, n_rows, coverage, coverage_ma7
     band: pl.DataFrame       # what the drop rule expected: ds, feature, segment_dim, segment_value, expected, lower
     marks: pl.DataFrame      # coverage alerts per segment and day
-    incidents: pl.DataFrame  # headline alerts grouped into incidents, live first
+    incidents: pl.DataFrame  # the incidents table, each by its latest headline alert, live first
     ndcg: pl.DataFrame | None
     shap: pl.DataFrame | None
     grid: pl.DataFrame | None
@@ -50,7 +51,7 @@ def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all
     Raises
     ------
     DataError
-        When the warehouse holds no coverage.
+        When the warehouse holds no coverage, or predates this version's tables.
     UsageError
         When ``segment_dim`` is not one of its segment dimensions.
 
@@ -62,6 +63,10 @@ def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all
     ['ds', 'feature', 'segment_dim', 'segment_value', 'n_rows', 'coverage', 'coverage_ma7']
     """
     tables = set(named_query(conn, "report_tables").get_column("table_name").to_list())
+    missing = sorted(set(schema_relations()["table"]) - tables)
+    if missing:  # new tables are added when a run opens the warehouse for writing
+        raise DataError(f"the warehouse predates this version of feco (no {', '.join(missing)}): "
+                        "run `feco run --ds DATE` once to upgrade it")
     filled = {name for name in tables if _has_rows(conn, name)}
     coverage = named_query(conn, "report_coverage")
     if coverage.is_empty():

@@ -1,5 +1,6 @@
 """A small warehouse for the report's tests: three features over twelve days in a few
-segments, eng_ctr falling in region DE on day 9 (an open alert), region BR launched on day 5."""
+segments, eng_ctr falling in region DE on day 9 (an open alert and the incident it opened),
+region BR launched on day 5."""
 
 from __future__ import annotations
 
@@ -42,4 +43,9 @@ def build(path: Path) -> Path:
             "baseline, threshold, drop_abs, drop_rel, severity, status, n_rows, detail) VALUES "
             "(?, 'a1', 'eng_ctr', 'region', 'DE', 'drop_vs_moving_average', 0.1, 0.5, 0.45, 0.4, 0.8, "
             "'critical', 'open', 400, 'eng_ctr fell in DE')", [START + timedelta(days=9)])
+        conn.execute(
+            "INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, status, "
+            "severity, severity_rank, paged_rank, normal_days, rows_lost, headline_alert_id, alert_ids) VALUES "
+            "($ds, 'i1', 'eng_ctr', 'region', 'DE', $ds, 'open', 'critical', 4, 4, 0, 160, 'a1', ['a1'])",
+            {"ds": START + timedelta(days=9)})
     return path

@@ -1,5 +1,5 @@
-"""report_incidents: an open alert and the ongoing ones after it are one incident; the next
-open alert starts another; live ones (firing on the last day) come first."""
+"""report_incidents: each incident of the incidents table by its latest headline alert, live
+ones first, with the NDCG@8 change of the headline's segment."""
 
 from datetime import date, timedelta
 
@@ -11,52 +11,65 @@ from feco.warehouse import create_schema, named_query
 DAY = date(2026, 5, 1)
 
 
-def alert(day: int, feature: str, segment: tuple[str, str], rule: str, status: str, severity: str,
-          observed: float = 0.3) -> tuple:
-    ds = DAY + timedelta(days=day)
-    return (ds, f"{ds}{feature}{segment}{rule}", feature, *segment, rule, observed, 0.5, 0.45,
-            0.5 - observed, (0.5 - observed) / 0.5, severity, status)
+def day(n: int) -> date:
+    return DAY + timedelta(days=n)
+
+
+def alert(n: int, alert_id: str, feature: str, segment: tuple[str, str], rule: str, observed: float) -> tuple:
+    return (day(n), alert_id, feature, *segment, rule, observed, 0.5, 0.45, 0.5 - observed,
+            (0.5 - observed) / 0.5, "high", "open")
+
+
+def incident(n: int, incident_id: str, feature: str | None, status: str, severity: str, rank: int,
+             headline: str | None) -> tuple:
+    return (day(n), incident_id, feature, "all", "all", day(0), status, severity, rank, rank, headline)
 
 
 @pytest.fixture
 def incidents():
     conn = duckdb.connect()
     create_schema(conn, moving_average_days=7)
-    rows = [
-        alert(0, "f1", ("all", "all"), "drop_vs_moving_average", "open", "medium"),
-        alert(1, "f1", ("all", "all"), "drop_vs_moving_average", "ongoing", "critical", observed=0.2),
-        alert(4, "f1", ("all", "all"), "drop_vs_moving_average", "open", "low"),
-        alert(2, "f2", ("region", "DE"), "decay_vs_reference", "open", "high"),
-        alert(3, "f2", ("region", "DE"), "decay_vs_reference", "ongoing", "high"),
-        alert(3, "f2", ("region", "DE x head"), "decay_vs_reference", "grouped", "high"),
-        alert(4, None, ("region", "BR"), "low_volume", "suppressed", "low"),
-    ]
     conn.executemany("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
                      "baseline, threshold, drop_abs, drop_rel, severity, status) VALUES "
-                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    for day in range(4):  # NDCG@8 of region DE: 0.7 for three days, then 0.6
-        for segment, ndcg in ((("region", "DE"), 0.7 if day < 3 else 0.6), (("all", "all"), 0.8)):
+                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                         alert(0, "a0", "f1", ("region", "DE"), "drop_vs_moving_average", 0.3),
+                         alert(1, "a1", "f1", ("region", "DE x head"), "drop_vs_moving_average", 0.2),
+                         alert(2, "b2", "f2", ("all", "all"), "decay_vs_reference", 0.4),
+                         alert(2, "c2", "f3", ("all", "all"), "drop_vs_moving_average", 0.45),
+                     ])
+    conn.executemany("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, "
+                     "status, severity, severity_rank, paged_rank, headline_alert_id, normal_days, rows_lost, "
+                     "alert_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, [])", [
+                         incident(0, "i1", "f1", "open", "high", 3, "a0"),
+                         incident(1, "i1", "f1", "ongoing", "critical", 4, "a1"),
+                         incident(2, "i1", "f1", "ongoing", "critical", 4, None),  # recovering: no alert
+                         incident(2, "i2", "f2", "open", "medium", 2, "b2"),
+                         incident(3, "i2", "f2", "resolved", "medium", 2, None),
+                         incident(2, "i3", "f3", "open", "info", 0, "c2"),  # too mild to list
+                         incident(2, "v1", None, "open", "high", 3, "c2"),  # volume: no feature
+                     ])
+    for n in range(3):  # NDCG@8: region DE x head 0.7 on day 0, then 0.6; all traffic 0.8
+        for segment, ndcg in ((("region", "DE x head"), 0.7 if n < 1 else 0.6), (("all", "all"), 0.8)):
             conn.execute("INSERT INTO ranker_daily VALUES (?, 'm', ?, ?, 10, 10, 0, ?, ?)",
-                         [DAY + timedelta(days=day), *segment, 10 * ndcg, 10 * ndcg])
+                         [day(n), *segment, 10 * ndcg, 10 * ndcg])
     return named_query(conn, "report_incidents").to_dicts()
 
 
-def test_open_and_ongoing_alerts_group_into_incidents_live_first(incidents):
-    assert [(i["feature"], i["first_ds"].day, i["last_ds"].day, i["days"], i["live"]) for i in incidents] == [
-        ("f1", 5, 5, 1, True),    # a new open alert after a gap: a new incident, firing on the last day
-        ("f1", 1, 2, 2, False),
-        ("f2", 3, 4, 2, False),   # grouped and suppressed rows are not incidents
+def test_each_incident_once_live_first_by_its_latest_headline(incidents):
+    assert [(i["incident_id"], i["live"], i["segment_value"], i["last_ds"], i["days"]) for i in incidents] == [
+        ("i1", True, "DE x head", day(1), 3),   # its headline moved to the most localised cell
+        ("i2", False, "all", day(2), 2),        # resolved on day 3
     ]
 
 
-def test_an_incident_carries_its_worst_severity_and_its_last_day(incidents):
-    first = incidents[1]
-    assert first["severity"] == "critical"
+def test_an_incident_carries_its_worst_severity_and_its_headlines_numbers(incidents):
+    first = incidents[0]
+    assert first["severity"] == "critical" and first["first_ds"] == day(0)
     assert first["observed"] == pytest.approx(0.2) and first["drop_rel"] == pytest.approx(0.6)
 
 
-def test_ndcg_change_is_the_segments_on_the_last_day(incidents):
-    decay = incidents[2]
-    assert decay["ndcg8_change"] == pytest.approx(-0.1)
-    assert decay["ndcg8_change_all"] == pytest.approx(0.0)
-    assert incidents[0]["ndcg8_change"] is None  # day 5 was not scored
+def test_ndcg_change_is_the_headline_segments_on_its_day(incidents):
+    first = incidents[0]
+    assert first["ndcg8_change"] == pytest.approx(-0.1)  # day 1's 0.6 against day 0's 0.7
+    assert first["ndcg8_change_all"] == pytest.approx(0.0)
+    assert incidents[1]["ndcg8_change"] == pytest.approx(0.0)

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from feco.cli import main as feco
-from feco.errors import UsageError
+from feco.errors import DataError, UsageError
 from feco.report import write_report
 from feco.report.cube import MISSING, unpack
 from small_warehouse import DAYS, FEATURES, START
@@ -85,6 +85,14 @@ def test_the_payload_holds_the_warehouse_values(warehouse, tmp_path):
 def test_an_unknown_heatmap_dimension_is_a_usage_error(warehouse, tmp_path):
     with pytest.raises(UsageError, match="query_band"):
         write_report(warehouse, tmp_path / "r", segment_dim="query_band")
+
+
+def test_a_warehouse_older_than_this_feco_is_named_not_a_traceback(warehouse, tmp_path):
+    with duckdb.connect(str(warehouse)) as conn:  # as a release before incidents left it
+        conn.execute("DROP VIEW incident_summary")
+        conn.execute("DROP TABLE incidents")
+    with pytest.raises(DataError, match=r"predates this version of feco \(no incidents\): run `feco run"):
+        write_report(warehouse, tmp_path / "report")
 
 
 def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
