@@ -28,9 +28,20 @@ class _Model(BaseModel):
 
 
 class Paths(_Model):
-    logs: Path
-    samples: Path
+    """Logs and samples: a local folder or a URI such as ``s3://bucket/prefix`` (see
+    feco.storage; credentials come from the environment, never from here). The warehouse is
+    a local DuckDB file."""
+
+    logs: Path | str
+    samples: Path | str
     warehouse: Path
+
+    @field_validator("warehouse", mode="before")
+    @classmethod
+    def _local_warehouse(cls, value):
+        if "://" in str(value):
+            raise ValueError("the warehouse is a local DuckDB file, not a URI")
+        return value
 
 
 class LogSchema(_Model):
@@ -344,7 +355,8 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     except ValidationError as error:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
-    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items()}
+    resolved = {name: value if "://" in str(value) else (base / value).resolve()
+                for name, value in config.paths.model_dump().items()}
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})

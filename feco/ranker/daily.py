@@ -26,7 +26,7 @@ from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.store import current_model, store_daily, store_model_run
 from feco.ranking import evaluate_labelled
-from feco.sampling import partition_dir, read_sample
+from feco.sampling import is_sampled, read_sample
 from feco.warehouse import open_for_write
 
 DAILY_SCHEMA = {"ds": pl.Date, "run_id": pl.String, "segment_dim": pl.String, "segment_value": pl.String,
@@ -60,7 +60,7 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
     config = _config(config)
     settings = config.ranker
     period = [ds - timedelta(days=i) for i in range(settings.reference_days, 0, -1)]
-    days = [d for d in period if (partition_dir(config.paths.samples, d) / "_windows.parquet").exists()]
+    days = [d for d in period if is_sampled(d, config.paths.samples)]
     if len(days) < 2:
         raise DataError(f"the ranker needs sampled days before {ds}: found {len(days)} in "
                         f"{period[0]}..{period[-1]}")
