@@ -5,6 +5,9 @@ CLI (`feco run`), with the run's logical date. Parsing this file imports only th
 library, pendulum and airflow.sdk. One run at a time, since one DuckDB file takes one writer.
 
 Config: $FECO_CONFIG, else configs/feco.toml beside this repository's dags/ folder.
+Logs and samples in object storage: credentials from the environment, or from the Airflow
+connection named by the config's `[paths] airflow_connection`, exported to the tasks that
+read them.
 First day: $FECO_START_DATE (YYYY-MM-DD), else 2026-01-01; backfill with
 `airflow backfill create --dag-id feco_daily --from-date ... --to-date ...`.
 """
@@ -37,24 +40,28 @@ def feco_daily():
     def sample(ds: str | None = None) -> dict:
         from feco import tasks
 
+        _use_storage_connection()
         return tasks.sample(ds, CONFIG)
 
     @task
     def coverage(ds: str | None = None) -> dict:
         from feco import tasks
 
+        _use_storage_connection()
         return tasks.coverage(ds, CONFIG)
 
     @task
     def publish(ds: str | None = None) -> dict:
         from feco import tasks
 
+        _use_storage_connection()
         return tasks.publish(ds, CONFIG)
 
     @task
     def score(ds: str | None = None) -> dict:
         from feco import tasks
 
+        _use_storage_connection()
         return tasks.score(ds, CONFIG)
 
     @task
@@ -72,6 +79,21 @@ def feco_daily():
         return tasks.notify(ds, CONFIG, webhook_url=_webhook_url(connection) if connection else None)
 
     sample() >> coverage() >> publish() >> score() >> detect() >> notify()
+
+
+def _use_storage_connection() -> None:
+    """Put the object store's credentials from the configured Airflow connection, if any,
+    into this task's environment, where feco reads them."""
+    from feco.config import load_config
+    from feco.storage import credentials_environment
+
+    connection_id = load_config(CONFIG).paths.airflow_connection
+    if connection_id:
+        from airflow.sdk import BaseHook
+
+        connection = BaseHook.get_connection(connection_id)
+        os.environ.update(credentials_environment(login=connection.login, password=connection.password,
+                                                  extra=connection.extra_dejson))
 
 
 def _webhook_url(connection_id: str) -> str:

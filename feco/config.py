@@ -35,6 +35,9 @@ class Paths(_Model):
     logs: Path | str
     samples: Path | str
     warehouse: Path
+    # An Airflow connection holding the object store's credentials (login, password, extra
+    # endpoint_url / region_name); feco_daily exports it to the tasks' environment.
+    airflow_connection: str | None = None
 
     @field_validator("warehouse", mode="before")
     @classmethod
@@ -293,8 +296,19 @@ class Ranker(_Model):
         return self
 
 
+class Spark(_Model):
+    """The Spark engine's session. Unset ``master``: spark-submit's, else local mode."""
+
+    master: str | None = None
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
+    # Where sampling and the finest counts run: DuckDB in this process, or Spark. Both
+    # choose the same events and write the same states.
+    engine: Literal["duckdb", "spark"] = "duckdb"
+    spark: Spark = Field(default_factory=Spark)
     paths: Paths
     logs: LogSchema
     sampling: Sampling = Field(default_factory=Sampling)
@@ -356,13 +370,14 @@ def parse_config(raw: dict, *, source: Path) -> Config:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
     resolved = {name: value if "://" in str(value) else (base / value).resolve()
-                for name, value in config.paths.model_dump().items()}
+                for name, value in config.paths.model_dump(exclude={"airflow_connection"}).items()}
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
     alerts = config.alerts.model_copy(update={"notify": notify})
     ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
-    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts, "ranker": ranker})
+    paths = config.paths.model_copy(update=resolved)
+    return config.model_copy(update={"paths": paths, "alerts": alerts, "ranker": ranker})
 
 
 def _describe(error: ValidationError) -> str:

@@ -73,7 +73,7 @@ def compute_states(
                                             references=references or {}, quote=quote)
     with duckdb.connect() as conn:
         conn.register("sample_rows", sample)
-        conn.register("band_history", _band_history(band_history, schema.get(config.logs.query, pl.String)))
+        conn.register("band_history", band_history_like(band_history, schema.get(config.logs.query, pl.String)))
         finest = conn.sql(statement, params=params).pl()
     return states_from_finest(finest, ds=ds, config=config, kinds=kinds)
 
@@ -99,10 +99,10 @@ def value_kinds(schema: dict[str, pl.DataType], *, config: Config) -> dict[str, 
 
 
 def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, config: Config,
-                        references: dict[str, float], quote) -> tuple[str, dict]:
+                        references: dict[str, float], quote, marker: str = "$") -> tuple[str, dict]:
     """``sql/coverage/finest_counts.sql`` for a sample with these columns and feature kinds
     (``value_kinds``), and the parameters it binds; ``quote`` quotes the sample's column names
-    in the engine's dialect.
+    and ``marker`` starts a named parameter in the engine's dialect (``$`` DuckDB, ``:`` Spark).
 
     Features travel as v0..vN, so no configured name is ever pasted into SQL raw, and
     thresholds are bound parameters. The same statement runs in DuckDB and in Spark SQL.
@@ -110,12 +110,12 @@ def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, 
     counts, params = [], {}
     for index, feature in enumerate(config.logs.features):
         rule = config.coverage.rule_for(feature)
-        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
+        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} {marker}t{index}) AS c{index}")
         params[f"t{index}"] = _threshold(feature, rule, references)
     params |= {"head_share": config.segments.head_share,
                "torso_share": config.segments.torso_share,
                "new_since": ds - timedelta(days=config.segments.new_product_days)}
-    statement = (sql("coverage/finest_counts")
+    statement = (sql("coverage/finest_counts").replace("$", marker)
                  .replace("{canonical_columns}", ",\n           ".join(_canonical(columns, kinds, config=config, quote=quote)))
                  .replace("{feature_counts}", ",\n       ".join(counts)))
     return statement, params
@@ -158,7 +158,7 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
     return states.with_columns(pl.lit(ds).alias("ds")).select(STATE_SCHEMA.keys()), status
 
 
-def _band_history(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
+def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
     """The history's counts with queries of the sample's type, so the join needs no cast."""
     if history is None:
         return pl.DataFrame(schema={"query": query_type, "n": pl.Int64})

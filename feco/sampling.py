@@ -69,7 +69,7 @@ def choose_events(ds: date, config: Config) -> list[WindowChoice]:
     Memory grows with the events in a window (two columns of them), not with their rows; the
     rows are read afterwards, only those of the chosen events (``sample_day``, ``write_sample``).
     """
-    fs, files_by_hour = _hour_files(ds, config.paths.logs)
+    fs, files_by_hour = hour_files(ds, config.paths.logs)
     choices = []
     for window in day_windows(ds, config):
         files = [f for h in window.hours() for f in files_by_hour.get(h, [])]
@@ -102,7 +102,12 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def window_summary(choices: list[WindowChoice]) -> pl.DataFrame:
-    return pl.DataFrame([c.summary for c in choices], schema=_WINDOW_SCHEMA, orient="row")
+    return window_summary_frame([c.summary for c in choices])
+
+
+def window_summary_frame(rows: list[tuple]) -> pl.DataFrame:
+    """The ``sample_windows`` rows: (ds, window, start, end, available, sampled, step)."""
+    return pl.DataFrame(rows, schema=_WINDOW_SCHEMA, orient="row")
 
 
 _WINDOW_SCHEMA = {
@@ -116,7 +121,7 @@ _WINDOW_SCHEMA = {
 }
 
 
-def _hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, list[str]]]:
+def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, list[str]]]:
     day = partition_dir(logs, ds)
     if not storage.is_dir(day):
         raise DataError(f"no log partition for {ds}: {day} does not exist")
@@ -203,26 +208,38 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     """Sample the day and stream its rows to ``samples/ds=…/window=N/part-0.parquet``,
     replacing the day whole; returns the window summary (also written, as ``_windows.parquet``).
 
-    Only the chosen events' rows are read, in batches, so memory stays near the sample's
-    batch size however busy the day. A local day is written to a temporary folder and
-    swapped in by rename, so readers never see a half-written day and a crash leaves the
-    previous sample; on object storage (no rename) ``_windows.parquet`` is removed first and
-    written last, so a crash leaves no sample rather than a mixed one.
+    Only the chosen events' rows are read, in batches, so memory stays near a few batches
+    however busy the day.
     """
     choices = choose_events(ds, config)
+    summary = window_summary(choices)
+
+    def write_windows(day: Location) -> None:
+        for choice in choices:
+            if choice.summary[5]:
+                _write_window(choice, storage.join(day, f"window={choice.window.index}"))
+
+    replace_day(ds, config, write_windows, summary)
+    return summary
+
+
+def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) -> None:
+    """Replace the day's sample with what ``write_windows(folder)`` writes, and ``summary``.
+
+    A local day is written to a temporary folder and swapped in by rename, so readers never
+    see a half-written day and a crash leaves the previous sample. Object storage has no
+    rename: ``_windows.parquet``, which marks a day as sampled, is removed first and written
+    last, so a crash leaves no sample rather than a mixed one.
+    """
     final = partition_dir(config.paths.samples, ds)
     local = not storage.is_uri(final)
-    staging = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
+    day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
     storage.remove(storage.join(final, "_windows.parquet"))
-    storage.remove(staging)
-    for choice in choices:
-        if choice.summary[5]:
-            _write_window(choice, storage.join(staging, f"window={choice.window.index}"))
-    summary = window_summary(choices)
-    storage.write_parquet(summary, storage.join(staging, "_windows.parquet"))
+    storage.remove(day)
+    write_windows(day)
+    storage.write_parquet(summary, storage.join(day, "_windows.parquet"))
     if local:
-        _swap_in(staging, final)
-    return summary
+        _swap_in(day, final)
 
 
 def _write_window(choice: WindowChoice, folder: Location) -> None:

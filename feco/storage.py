@@ -71,6 +71,22 @@ def _fsspec(scheme: str, text: str) -> tuple[pafs.FileSystem, str]:
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
+def credentials_environment(*, login: str | None, password: str | None, extra: dict) -> dict[str, str]:
+    """The ``AWS_*`` variables for an object store's connection, as an Airflow ``aws``
+    connection holds it: login = access key id, password = secret key, extra ``endpoint_url``,
+    ``region_name`` and ``aws_session_token``.
+
+    Examples
+    --------
+    >>> credentials_environment(login="AKIA", password="s3cr3t", extra={"endpoint_url": "http://minio:9000"})
+    {'AWS_ACCESS_KEY_ID': 'AKIA', 'AWS_SECRET_ACCESS_KEY': 's3cr3t', 'AWS_ENDPOINT_URL': 'http://minio:9000'}
+    """
+    variables = {"AWS_ACCESS_KEY_ID": login, "AWS_SECRET_ACCESS_KEY": password,
+                 "AWS_SESSION_TOKEN": extra.get("aws_session_token"),
+                 "AWS_ENDPOINT_URL": extra.get("endpoint_url"), "AWS_REGION": extra.get("region_name")}
+    return {name: value for name, value in variables.items() if value}
+
+
 def join(location: Location, *parts: str) -> Location:
     """``location`` with ``parts`` appended, of the same kind (Path or URI)."""
     if isinstance(location, Path):

@@ -18,8 +18,8 @@ from feco.config import Config, load_config
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
-from feco import storage
-from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events, write_sample
+from feco import sampling, storage
+from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
 from feco.warehouse import named_query, open_for_write, publish_day
 
 STATES_FILE = "_coverage_states.parquet"
@@ -54,7 +54,7 @@ def exclusive(step):
 @exclusive
 def sample(ds: date | str, config: Config | str | None = None) -> dict:
     """Sample the day's windows and write them under the samples folder."""
-    windows = write_sample(ds, config)
+    windows = _engine(config).write_sample(ds, config)
     rows = sample_files(ds, config.paths.samples).count_rows()
     return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows}
 
@@ -62,13 +62,28 @@ def sample(ds: date | str, config: Config | str | None = None) -> dict:
 @exclusive
 def coverage(ds: date | str, config: Config | str | None = None) -> dict:
     """Count coverage states from the day's sample files (streaming) and stage them beside it."""
-    states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                    references=references(config), band_history=_band_history(ds, config))
+    if config.engine == "spark":
+        from feco import spark_engine
+
+        states, status = spark_engine.compute_states(ds, config, references=references(config),
+                                                     band_history=_band_history(ds, config))
+    else:
+        states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
+                                        references=references(config), band_history=_band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
     missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def _engine(config: Config):
+    """The module that samples: feco.sampling (DuckDB engine) or feco.spark_engine."""
+    if config.engine == "spark":
+        from feco import spark_engine
+
+        return spark_engine
+    return sampling
 
 
 def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
@@ -155,7 +170,8 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
 
 def config_digest(config: Config) -> str:
     """A short digest of everything that changes computed results (not where files live)."""
-    settings = config.model_dump_json(exclude={"paths": True, "alerts": {"notify"}, "ranker": {"models"}})
+    settings = config.model_dump_json(exclude={"paths": True, "engine": True, "spark": True,
+                                                "alerts": {"notify"}, "ranker": {"models"}})
     return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
