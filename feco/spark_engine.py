@@ -22,12 +22,17 @@ import pyarrow as pa
 
 from feco import storage
 from feco.config import Config
-from feco.coverage import band_history_like, finest_counts_query, states_from_finest, value_kinds
+from feco.coverage import (
+    band_history_like,
+    finest_counts_query,
+    states_from_finest,
+    value_kinds,
+)
 from feco.errors import DataError
 from feco.sampling import (
     Window,
-    hour_files,
     day_windows,
+    hour_files,
     partition_dir,
     replace_day,
     systematic_positions,

@@ -5,11 +5,11 @@ from datetime import date
 
 import polars as pl
 import pytest
+from logbuilder import make_config, make_events, write_logs
 
 from feco import storage, tasks
 from feco.errors import DataError
 from feco.warehouse import open_read_only
-from logbuilder import make_config, make_events, write_logs
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] (the test extra) is not installed")
 pafs = pytest.importorskip("pyarrow.fs")
