@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -53,6 +54,24 @@ def partition_dir(root: Location, ds: date) -> Location:
     return storage.join(root, f"ds={ds.isoformat()}")
 
 
+class WindowSummary(NamedTuple):
+    """One ``sample_windows`` row."""
+
+    ds: date
+    window: int
+    window_start: datetime
+    window_end: datetime
+    events_available: int
+    events_sampled: int
+    step: float | None
+
+    @classmethod
+    def of(cls, ds: date, window: Window, *, available: int, wanted: int) -> WindowSummary:
+        """A short window is taken whole (step 1); an empty one has no step."""
+        step = None if not available else max(1.0, round(available / wanted, 6))
+        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step)
+
+
 @dataclass(frozen=True)
 class WindowChoice:
     """One window's sample: which rows of the logs it takes, and its ``sample_windows`` row."""
@@ -60,7 +79,7 @@ class WindowChoice:
     window: Window
     logs: pads.Dataset | None  # the window's hour files; None when it overlaps none
     rows: pc.Expression  # the sampled rows: the window's, of the chosen events only
-    summary: tuple
+    summary: WindowSummary
 
 
 def choose_events(ds: date, config: Config) -> list[WindowChoice]:
@@ -74,7 +93,7 @@ def choose_events(ds: date, config: Config) -> list[WindowChoice]:
     for window in day_windows(ds, config):
         files = [f for h in window.hours() for f in files_by_hour.get(h, [])]
         choices.append(_choose(window, files, fs, ds=ds, config=config))
-    if not any(c.summary[5] for c in choices):
+    if not any(c.summary.events_sampled for c in choices):
         raise DataError(f"no search events in any sampling window of {ds}")
     return choices
 
@@ -94,9 +113,8 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
     """
     choices = choose_events(ds, config)
     samples = [
-        pl.from_arrow(_read(c, lambda logs, rows: logs.to_table(filter=rows)))
-        .with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
-        for c in choices if c.summary[5]
+        pl.from_arrow(_sampled_rows(c)).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
+        for c in choices if c.summary.events_sampled
     ]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
 
@@ -105,8 +123,7 @@ def window_summary(choices: list[WindowChoice]) -> pl.DataFrame:
     return window_summary_frame([c.summary for c in choices])
 
 
-def window_summary_frame(rows: list[tuple]) -> pl.DataFrame:
-    """The ``sample_windows`` rows: (ds, window, start, end, available, sampled, step)."""
+def window_summary_frame(rows: list[WindowSummary]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_WINDOW_SCHEMA, orient="row")
 
 
@@ -138,24 +155,21 @@ def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, lis
 
 def _choose(window: Window, files: list[str], fs: pafs.FileSystem, *, ds: date, config: Config) -> WindowChoice:
     ts, event_id = config.logs.timestamp, config.logs.event_id
+    wanted = config.sampling.events_per_window
     if not files:
-        return WindowChoice(window, None, pc.scalar(False), (ds, window.index, window.start, window.end, 0, 0, None))
+        return WindowChoice(window, None, pc.scalar(False), WindowSummary.of(ds, window, available=0, wanted=wanted))
     logs = _dataset(files, fs)
     in_window = _window_rows(logs.schema, window, ts=ts, file=files[0])
     if event_id not in logs.schema.names:
         raise DataError(f"event id column '{event_id}' not in the logs")
-    keys = pl.from_arrow(_read(WindowChoice(window, logs, in_window, ()),
-                              lambda logs, rows: logs.to_table(columns=[event_id, ts], filter=rows)))
+    keys = pl.from_arrow(_read(logs, lambda: logs.to_table(columns=[event_id, ts], filter=in_window)))
     events = keys.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id]).get_column(event_id)
-    available, wanted = events.len(), config.sampling.events_per_window
-    if available <= wanted:  # a short window is taken whole
-        return WindowChoice(window, logs, in_window,
-                            (ds, window.index, window.start, window.end, available, available, 1.0 if available else None))
-    step = available / wanted
-    chosen = events.gather(systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds,
+    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted)
+    if events.len() <= wanted:  # a short window is taken whole
+        return WindowChoice(window, logs, in_window, summary)
+    chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
                                                 window=window.index))
-    rows = in_window & pc.field(event_id).isin(chosen.to_arrow())
-    return WindowChoice(window, logs, rows, (ds, window.index, window.start, window.end, available, wanted, round(step, 6)))
+    return WindowChoice(window, logs, in_window & pc.field(event_id).isin(chosen.to_arrow()), summary)
 
 
 def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, window: int) -> np.ndarray:
@@ -174,12 +188,12 @@ def _dataset(files: list[str], fs: pafs.FileSystem) -> pads.Dataset:
         raise DataError(_describe_read_failure(files, fs, error)) from None
 
 
-def _read(choice: WindowChoice, read):
-    """``read(logs, rows)``, with a failure naming the file at fault."""
+def _read(logs: pads.Dataset, read):
+    """``read()`` of the ``logs`` dataset, with a failure naming the file at fault."""
     try:
-        return read(choice.logs, choice.rows)
+        return read()
     except (pa.ArrowException, OSError) as error:
-        raise DataError(_describe_read_failure(choice.logs.files, choice.logs.filesystem, error)) from None
+        raise DataError(_describe_read_failure(logs.files, logs.filesystem, error)) from None
 
 
 def _window_rows(schema: pa.Schema, window: Window, *, ts: str, file: str) -> pc.Expression:
@@ -208,7 +222,7 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     """Sample the day and stream its rows to ``samples/ds=…/window=N/part-0.parquet``,
     replacing the day whole; returns the window summary (also written, as ``_windows.parquet``).
 
-    Only the chosen events' rows are read, in batches, so memory stays near a few batches
+    One window's sampled rows are held at a time, so memory is set by the sample size,
     however busy the day.
     """
     choices = choose_events(ds, config)
@@ -216,7 +230,7 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
 
     def write_windows(day: Location) -> None:
         for choice in choices:
-            if choice.summary[5]:
+            if choice.summary.events_sampled:
                 _write_window(choice, storage.join(day, f"window={choice.window.index}"))
 
     replace_day(ds, config, write_windows, summary)
@@ -243,12 +257,15 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
 
 
 def _write_window(choice: WindowChoice, folder: Location) -> None:
-    """Stream the window's sampled rows into ``folder/part-0.parquet``, a few batches at a time."""
-    fs, path = storage.filesystem_for(folder)
-    _read(choice, lambda logs, rows: pads.write_dataset(
-        logs.scanner(filter=rows, batch_readahead=2, fragment_readahead=1), path, filesystem=fs,
-        format="parquet", basename_template="part-{i}.parquet", preserve_order=True,
-        min_rows_per_group=64 * 1024, max_rows_per_group=128 * 1024))
+    storage.write_parquet(_sampled_rows(choice), storage.join(folder, "part-0.parquet"))
+
+
+def _sampled_rows(choice: WindowChoice) -> pa.Table:
+    """The window's sampled rows, in the logs' order. The scan filters batch by batch, so only
+    the sampled rows and a few batches in flight are held (little readahead: the rest of
+    the window is decoded and dropped)."""
+    return _read(choice.logs, lambda: choice.logs.to_table(filter=choice.rows, batch_readahead=4,
+                                                            fragment_readahead=2))
 
 
 def _swap_in(staging: Path, final: Path) -> None:

@@ -31,6 +31,7 @@ from feco.coverage import (
 from feco.errors import DataError
 from feco.sampling import (
     Window,
+    WindowSummary,
     day_windows,
     hour_files,
     partition_dir,
@@ -75,7 +76,7 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
         summaries.append(summary)
         if rows is not None:
             writes.append((window, rows))
-    if not any(s[5] for s in summaries):
+    if not any(s.events_sampled for s in summaries):
         raise DataError(f"no search events in any sampling window of {ds}")
 
     def write(staging: storage.Location) -> None:
@@ -92,27 +93,24 @@ def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config:
     from pyspark.sql import Window as Over
     from pyspark.sql import functions as F
 
-    ts, event_id = config.logs.timestamp, config.logs.event_id
-    empty = (ds, window.index, window.start, window.end, 0, 0, None)
+    ts, event_id, wanted = config.logs.timestamp, config.logs.event_id, config.sampling.events_per_window
     if not hours:
-        return None, empty
+        return None, WindowSummary.of(ds, window, available=0, wanted=wanted)
     logs = spark.read.parquet(*hours)
     for column in (ts, event_id):
         if column not in logs.columns:
             raise DataError(f"column '{column}' not in the logs ({hours[0]})")
     rows = logs.where((F.col(ts) >= F.lit(window.start)) & (F.col(ts) < F.lit(window.end)))
+    # cached: counted now, ranked when the sample is written
     events = rows.groupBy(F.col(event_id).alias("event_id")).agg(F.min(ts).alias("first_ts")).cache()
-    available, wanted = events.count(), config.sampling.events_per_window
+    available = events.count()
+    summary = WindowSummary.of(ds, window, available=available, wanted=wanted)
     if available <= wanted:  # a short window is taken whole
-        events.unpersist()
-        summary = (ds, window.index, window.start, window.end, available, available, 1.0 if available else None)
         return (rows if available else None), summary
     positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.index)
     ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
     chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
-    sampled = rows.join(F.broadcast(chosen.select(F.col("event_id").alias(event_id))), event_id, "left_semi")
-    summary = (ds, window.index, window.start, window.end, available, wanted, round(available / wanted, 6))
-    return sampled, summary
+    return rows.join(F.broadcast(chosen.select(F.col("event_id").alias(event_id))), event_id, "left_semi"), summary
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],
