@@ -17,7 +17,6 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -74,12 +73,13 @@ class WindowSummary(NamedTuple):
 
 @dataclass(frozen=True)
 class WindowChoice:
-    """One window's sample: which rows of the logs it takes, and its ``sample_windows`` row."""
+    """One window's sample: the query that reads its rows, and its ``sample_windows`` row."""
 
     window: Window
-    logs: pads.Dataset | None  # the window's hour files; None when it overlaps none
-    rows: pc.Expression  # the sampled rows: the window's, of the chosen events only
+    rows: pl.LazyFrame | None  # the window's rows of the chosen events; None: no files
     summary: WindowSummary
+    files: list[str]  # the window's hour files, to name one that fails
+    fs: pafs.FileSystem
 
 
 def choose_events(ds: date, config: Config) -> list[WindowChoice]:
@@ -113,7 +113,7 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
     """
     choices = choose_events(ds, config)
     samples = [
-        pl.from_arrow(_sampled_rows(c)).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
+        _sampled_rows(c).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
         for c in choices if c.summary.events_sampled
     ]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
@@ -157,19 +157,18 @@ def _choose(window: Window, files: list[str], fs: pafs.FileSystem, *, ds: date, 
     ts, event_id = config.logs.timestamp, config.logs.event_id
     wanted = config.sampling.events_per_window
     if not files:
-        return WindowChoice(window, None, pc.scalar(False), WindowSummary.of(ds, window, available=0, wanted=wanted))
-    logs = _dataset(files, fs)
-    in_window = _window_rows(logs.schema, window, ts=ts, file=files[0])
-    if event_id not in logs.schema.names:
+        return WindowChoice(window, None, WindowSummary.of(ds, window, available=0, wanted=wanted), files, fs)
+    rows = _window_rows(_scan(files, fs), window, ts=ts, file=files[0])
+    if event_id not in rows.collect_schema():
         raise DataError(f"event id column '{event_id}' not in the logs")
-    keys = pl.from_arrow(_read(logs, lambda: logs.to_table(columns=[event_id, ts], filter=in_window)))
+    keys = _collect(rows.select(event_id, ts), files, fs)
     events = keys.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id]).get_column(event_id)
     summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted)
     if events.len() <= wanted:  # a short window is taken whole
-        return WindowChoice(window, logs, in_window, summary)
+        return WindowChoice(window, rows, summary, files, fs)
     chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
                                                 window=window.index))
-    return WindowChoice(window, logs, in_window & pc.field(event_id).isin(chosen.to_arrow()), summary)
+    return WindowChoice(window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files, fs)
 
 
 def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, window: int) -> np.ndarray:
@@ -181,32 +180,41 @@ def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, wi
     return np.minimum(offsets, available - 1)
 
 
-def _dataset(files: list[str], fs: pafs.FileSystem) -> pads.Dataset:
+def _scan(files: list[str], fs: pafs.FileSystem) -> pl.LazyFrame:
+    """The files as one lazy frame: polars' own reader on a local disk (it decodes the other
+    columns only for rows that pass the filter), pyarrow's on any other filesystem."""
     try:
-        return pads.dataset(files, filesystem=fs, format="parquet")
-    except (pa.ArrowException, OSError) as error:
+        if fs.type_name == "local":
+            return pl.scan_parquet(files, hive_partitioning=False)
+        return pl.scan_pyarrow_dataset(pads.dataset(files, filesystem=fs, format="parquet"))
+    except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(_describe_read_failure(files, fs, error)) from None
 
 
-def _read(logs: pads.Dataset, read):
-    """``read()`` of the ``logs`` dataset, with a failure naming the file at fault."""
+def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.DataFrame:
+    """The rows, with a failure naming the file at fault."""
     try:
-        return read()
-    except (pa.ArrowException, OSError) as error:
-        raise DataError(_describe_read_failure(logs.files, logs.filesystem, error)) from None
+        return rows.collect()
+    except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
+        raise DataError(_describe_read_failure(files, fs, error)) from None
 
 
-def _window_rows(schema: pa.Schema, window: Window, *, ts: str, file: str) -> pc.Expression:
+def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, file: str) -> pl.LazyFrame:
     """The window's rows, bounds typed like the column so Parquet statistics still prune."""
-    if ts not in schema.names:
+    try:
+        dtype = logs.collect_schema().get(ts)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise DataError(f"corrupt or unreadable Parquet file {file}: {error}") from None
+    if dtype is None:
         raise DataError(f"timestamp column '{ts}' not in the logs ({file})")
-    dtype = schema.field(ts).type
-    if not pa.types.is_timestamp(dtype):
+    if not isinstance(dtype, pl.Datetime):
         raise DataError(f"timestamp column '{ts}' is {dtype}, not a timestamp ({file})")
-    start, end = window.start, window.end
-    if dtype.tz is None:  # naive timestamps are taken as UTC
-        start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
-    return (pc.field(ts) >= pa.scalar(start, dtype)) & (pc.field(ts) < pa.scalar(end, dtype))
+    if dtype.time_zone is None:  # naive timestamps are taken as UTC
+        start, end = window.start.replace(tzinfo=None), window.end.replace(tzinfo=None)
+    else:
+        start = pl.lit(window.start).dt.convert_time_zone(dtype.time_zone)
+        end = pl.lit(window.end).dt.convert_time_zone(dtype.time_zone)
+    return logs.filter((pl.col(ts) >= start) & (pl.col(ts) < end))
 
 
 def _describe_read_failure(files: list[str], fs: pafs.FileSystem, error: Exception) -> str:
@@ -260,12 +268,10 @@ def _write_window(choice: WindowChoice, folder: Location) -> None:
     storage.write_parquet(_sampled_rows(choice), storage.join(folder, "part-0.parquet"))
 
 
-def _sampled_rows(choice: WindowChoice) -> pa.Table:
-    """The window's sampled rows, in the logs' order. The scan filters batch by batch, so only
-    the sampled rows and a few batches in flight are held (little readahead: the rest of
-    the window is decoded and dropped)."""
-    return _read(choice.logs, lambda: choice.logs.to_table(filter=choice.rows, batch_readahead=4,
-                                                            fragment_readahead=2))
+def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
+    """The window's sampled rows, in the logs' order: only they are held, the rest of the
+    window is filtered out as it is read."""
+    return _collect(choice.rows, choice.files, choice.fs)
 
 
 def _swap_in(staging: Path, final: Path) -> None:
