@@ -12,12 +12,11 @@ import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -25,6 +24,9 @@ from feco import storage
 from feco.config import Config
 from feco.errors import DataError
 from feco.storage import Location
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,8 @@ def _scan(files: list[str], fs: pafs.FileSystem) -> pl.LazyFrame:
     try:
         if fs.type_name == "local":
             return pl.scan_parquet(files, hive_partitioning=False)
+        import pyarrow.dataset as pads
+
         return pl.scan_pyarrow_dataset(pads.dataset(files, filesystem=fs, format="parquet"))
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(_describe_read_failure(files, fs, error)) from None
@@ -306,6 +310,8 @@ def is_sampled(ds: date, root: Location) -> bool:
 
 def sample_files(ds: date, root: Location) -> pads.Dataset:
     """The day's sampled rows as a dataset with their ``window`` column, read lazily."""
+    import pyarrow.dataset as pads  # slow to import, so only when needed
+
     if not is_sampled(ds, root):
         raise DataError(f"no sample for {ds} under {root} (run the sample step first)")
     fs, day = storage.filesystem_for(partition_dir(root, ds))
