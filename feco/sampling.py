@@ -3,7 +3,9 @@
 For each configured window of a day, the window's events are ordered by timestamp (ties by
 event id) and every k-th event is taken after a seeded random start, k = available / wanted.
 An event is taken with all its rows, so ranked lists stay whole. Only the hour partitions
-that overlap a window are read.
+that overlap a window are read, in two passes: the (event id, timestamp) columns to choose the
+events, then the chosen events' rows, one window at a time, so memory is set by the sample
+and not by traffic. Logs and samples may live on any filesystem feco.storage knows.
 """
 
 from __future__ import annotations
