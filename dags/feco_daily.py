@@ -13,7 +13,9 @@ write the warehouse share the pool of one slot, and one run at a time (one DuckD
 A task that fails after its retries sends one message through the alert channels.
 
 Config: the `config` param (default $FECO_CONFIG where the DAG is parsed). First day:
-$FECO_START_DATE, with catchup (see feco_support). Deployment: docs/airflow.md.
+$FECO_START_DATE, with catchup (see feco_support). Logs and samples in object storage:
+credentials from the workers' environment, or from the Airflow connection the config's
+`[paths] airflow_connection` names. Deployment: docs/airflow.md, docs/lake.md.
 """
 
 from __future__ import annotations

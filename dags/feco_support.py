@@ -54,7 +54,23 @@ def run_step(step: str, **options) -> dict:
     from feco import tasks
 
     context = get_current_context()
+    use_storage_connection(run_config(context))
     return getattr(tasks, step)(run_day(context), run_config(context), **options)
+
+
+def use_storage_connection(config: str | None) -> None:
+    """Put the object store's credentials from the Airflow connection the config names
+    (`[paths] airflow_connection`), if any, into this task's environment, where feco reads them."""
+    from feco.storage import credentials_environment
+    from feco.tasks import as_config
+
+    connection_id = as_config(config).paths.airflow_connection
+    if connection_id:
+        from airflow.sdk import BaseHook
+
+        connection = BaseHook.get_connection(connection_id)
+        os.environ.update(credentials_environment(login=connection.login, password=connection.password,
+                                                  extra=connection.extra_dejson))
 
 
 def tell_failure(context) -> None:

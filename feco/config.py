@@ -35,10 +35,24 @@ class _Model(BaseModel):
 
 
 class Paths(_Model):
-    logs: FilePath
-    samples: FilePath
+    """Logs and samples: a local folder or a URI such as ``s3://bucket/prefix`` (see
+    feco.storage; credentials come from the environment, never from here). The warehouse is
+    a local DuckDB file."""
+
+    logs: FilePath | str
+    samples: FilePath | str
     warehouse: FilePath
     report: FilePath | None = None  # the HTML report's folder; default: "report" beside the warehouse
+    # An Airflow connection holding the object store's credentials (login, password, extra
+    # endpoint_url / region_name); feco_daily exports it to the tasks' environment.
+    airflow_connection: str | None = None
+
+    @field_validator("warehouse", mode="before")
+    @classmethod
+    def _local_warehouse(cls, value):
+        if "://" in str(value):
+            raise ValueError("the warehouse is a local DuckDB file, not a URI")
+        return value
 
 
 class LogSchema(_Model):
@@ -332,8 +346,19 @@ class Ranker(_Model):
         return self
 
 
+class Spark(_Model):
+    """The Spark engine's session. Unset ``master``: spark-submit's, else local mode."""
+
+    master: str | None = None
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
+    # Where sampling and the finest counts run: DuckDB in this process, or Spark. Both
+    # choose the same events and write the same states.
+    engine: Literal["duckdb", "spark"] = "duckdb"
+    spark: Spark = Field(default_factory=Spark)
     paths: Paths
     logs: LogSchema
     readiness: Readiness = Field(default_factory=Readiness)
@@ -400,14 +425,16 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     except ValidationError as error:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
-    resolved = {name: (base / value).resolve() for name, value in config.paths.model_dump().items() if value}
+    resolved = {name: value if "://" in str(value) else (base / value).resolve()
+                for name, value in config.paths.model_dump(exclude={"airflow_connection"}).items() if value}
     resolved.setdefault("report", resolved["warehouse"].parent / "report")
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
     alerts = config.alerts.model_copy(update={"notify": notify})
     ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
-    return config.model_copy(update={"paths": Paths(**resolved), "alerts": alerts, "ranker": ranker})
+    paths = config.paths.model_copy(update=resolved)
+    return config.model_copy(update={"paths": paths, "alerts": alerts, "ranker": ranker})
 
 
 def _describe(error: ValidationError) -> str:

@@ -8,15 +8,18 @@ merge exactly. Counts are taken once at the finest segment grain and rolled up f
 
 from __future__ import annotations
 
-from datetime import date
-
-import polars as pl
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 import duckdb
+import polars as pl
 
 from feco.config import Config, CoverageRule
 from feco.errors import DataError
-from feco.warehouse import sql
+from feco.warehouse import quote, sql
+
+if TYPE_CHECKING:  # pyarrow.dataset takes 0.4 s to import: only where a dataset is made
+    import pyarrow.dataset as pads
 
 GLOBAL = "all"
 
@@ -34,7 +37,7 @@ STATUS_SCHEMA = {"ds": pl.Date, "feature": pl.String, "status": pl.String, "deta
 
 
 def compute_states(
-    sample: pl.DataFrame,
+    sample: pl.DataFrame | pads.Dataset,
     *,
     ds: date,
     config: Config,
@@ -46,7 +49,9 @@ def compute_states(
     Parameters
     ----------
     sample
-        The day's sampled rows, with a ``window`` column.
+        The day's sampled rows, with a ``window`` column: a frame, or the sample files as a
+        dataset (``feco.sampling.sample_files``), which DuckDB counts streaming, never holding
+        the rows in memory.
     references
         Frozen reference statistics for features whose rule is ``> reference_mean|median``.
     band_history
@@ -65,11 +70,88 @@ def compute_states(
     >>> states.filter(segment_dim="all").group_by("feature").agg(
     ...     (pl.col("n_covered").sum() / pl.col("n_rows").sum()).alias("coverage"))  # doctest: +SKIP
     """
+    schema = sample.schema if isinstance(sample, pl.DataFrame) else pl.from_arrow(sample.schema.empty_table()).schema
+    kinds = value_kinds(schema, config=config)
+    statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config,
+                                            references=references or {}, quote=quote)
+    with duckdb.connect() as conn:
+        conn.register("sample_rows", sample)
+        conn.register("band_history", band_history_like(band_history, schema.get(config.logs.query, pl.String)))
+        finest = conn.sql(statement, params=params).pl()
+    return states_from_finest(finest, ds=ds, config=config, kinds=kinds)
+
+
+def value_kinds(schema: dict[str, pl.DataType], *, config: Config) -> dict[str, str]:
+    """How each configured feature's values reach the counts: ``float`` (NaN read as NULL),
+    ``cast`` (booleans and all-NULL columns, as 0/1 floats), ``plain`` (integers) or
+    ``missing`` (not in the logs). A feature of another type is a data error."""
+    kinds = {}
+    for feature in config.logs.features:
+        dtype = schema.get(feature)
+        if dtype is None:
+            kinds[feature] = "missing"
+        elif dtype == pl.Boolean or dtype == pl.Null:
+            kinds[feature] = "cast"
+        elif dtype.is_float():
+            kinds[feature] = "float"
+        elif dtype.is_numeric():
+            kinds[feature] = "plain"
+        else:
+            raise DataError(f"feature column '{feature}' is {dtype}, not numeric")
+    return kinds
+
+
+def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, config: Config,
+                        references: dict[str, float], quote, marker: str = "$") -> tuple[str, dict]:
+    """``sql/coverage/finest_counts.sql`` for a sample with these columns and feature kinds
+    (``value_kinds``), and the parameters it binds; ``quote`` quotes the sample's column names
+    and ``marker`` starts a named parameter in the engine's dialect (``$`` DuckDB, ``:`` Spark).
+
+    Features travel as v0..vN, so no configured name is ever pasted into SQL raw, and
+    thresholds are bound parameters. The same statement runs in DuckDB and in Spark SQL.
+    """
+    counts, params = [], {}
+    for index, feature in enumerate(config.logs.features):
+        rule = config.coverage.rule_for(feature)
+        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} {marker}t{index}) AS c{index}")
+        params[f"t{index}"] = _threshold(feature, rule, references)
+    params |= {"head_share": config.segments.head_share,
+               "torso_share": config.segments.torso_share,
+               "new_since": ds - timedelta(days=config.segments.new_product_days)}
+    statement = (sql("coverage/finest_counts").replace("$", marker)
+                 .replace("{canonical_columns}", ",\n           ".join(_canonical(columns, kinds, config=config, quote=quote)))
+                 .replace("{feature_counts}", ",\n       ".join(counts)))
+    return statement, params
+
+
+def _canonical(available: list[str], kinds: dict[str, str], *, config: Config, quote) -> list[str]:
+    """The columns the SQL reads, under fixed names; features as v0..vN with NaN as NULL."""
+    columns = config.logs
+    sources = {"query": columns.query, "product_group": columns.product_group,
+               "region": columns.region, "product_first_seen": columns.product_first_seen}
+    needed = {"query": "query_band", "product_group": "product_group", "region": "region",
+              "product_first_seen": "product_age"}
+    used = {d for dims in config.segments.names() for d in dims}
+    selected = ['"window"', f"{quote(columns.event_id)} AS event_id"]
+    for name, source in sources.items():
+        if needed[name] in used and source not in available:
+            raise DataError(f"segment column '{source}' (for {needed[name]}) not in the logs")
+        selected.append(f"{quote(source)} AS {name}" if needed[name] in used else f"CAST(NULL AS STRING) AS {name}")
+    for index, feature in enumerate(config.logs.features):
+        value = {"missing": "CAST(NULL AS FLOAT)", "cast": f"CAST({quote(feature)} AS FLOAT)",
+                 "float": f"CASE WHEN isnan({quote(feature)}) THEN NULL ELSE {quote(feature)} END",
+                 "plain": quote(feature)}[kinds[feature]]
+        selected.append(f"{value} AS v{index}")
+    return selected
+
+
+def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
+                       kinds: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every configured segment grain rolled up from the finest counts (window, the four
+    dimensions, n_rows, p0, c0, …), and the ``feature_status`` rows."""
     features = config.logs.features
-    missing = [f for f in features if f not in sample.columns]
-    _check_numeric(sample, [f for f in features if f not in missing])
-    finest = count_finest(sample, ds=ds, config=config, references=references or {},
-                          band_history=band_history)
+    missing = [f for f in features if kinds[f] == "missing"]
+    finest = finest.rename({f"{kind}{i}": f"{kind}:{f}" for i, f in enumerate(features) for kind in "pc"})
     states = pl.concat([_roll_up(finest, dims, features) for dims in config.segments.names()])
     status = pl.DataFrame(
         [(ds, f, "missing_column" if f in missing else "ok",
@@ -79,75 +161,7 @@ def compute_states(
     return states.with_columns(pl.lit(ds).alias("ds")).select(STATE_SCHEMA.keys()), status
 
 
-def _check_numeric(sample: pl.DataFrame, features: list[str]) -> None:
-    for feature in features:
-        dtype = sample.schema[feature]
-        if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null):
-            raise DataError(f"feature column '{feature}' is {dtype}, not numeric")
-
-
-def count_finest(
-    sample: pl.DataFrame, *, ds: date, config: Config, references: dict[str, float],
-    band_history: pl.DataFrame | None = None,
-) -> pl.DataFrame:
-    """Counts per window and every segment dimension at once (``sql/coverage/finest_counts.sql``).
-
-    One pass over the sample in DuckDB; features travel as v0..vN, so no configured name is
-    ever pasted into SQL, and thresholds are bound parameters. A feature missing from the
-    logs is counted as never present. Columns: window, the four dimensions, n_rows and
-    ``p:<feature>``, ``c:<feature>`` (present and covered counts).
-    """
-    features = config.logs.features
-    canonical = _canonical(sample, config=config)
-    counts, params = [], {}
-    for index, feature in enumerate(features):
-        rule = config.coverage.rule_for(feature)
-        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
-        params[f"t{index}"] = _threshold(feature, rule, references)
-    params |= {"ds": ds, "head_share": config.segments.head_share,
-               "torso_share": config.segments.torso_share, "new_days": config.segments.new_product_days}
-    statement = sql("coverage/finest_counts").replace("{feature_counts}", ",\n       ".join(counts))
-    with duckdb.connect() as conn:
-        conn.register("sample", canonical)
-        conn.register("band_history", _band_history(band_history, canonical.schema["query"]))
-        finest = conn.sql(statement, params=params).pl()
-    renames = {f"{kind}{i}": f"{kind}:{f}" for i, f in enumerate(features) for kind in "pc"}
-    return finest.rename(renames)
-
-
-def _canonical(sample: pl.DataFrame, *, config: Config) -> pl.DataFrame:
-    """The columns the SQL reads, under fixed names; features as v0..vN with NaN as NULL."""
-    columns = config.logs
-    sources = {"event_id": columns.event_id, "query": columns.query,
-               "product_group": columns.product_group, "region": columns.region,
-               "product_first_seen": columns.product_first_seen}
-    used = {d for dims in config.segments.names() for d in dims}
-    needed = {"query": "query_band", "product_group": "product_group", "region": "region",
-              "product_first_seen": "product_age"}
-    for name, dim in needed.items():
-        if dim in used and sources[name] not in sample.columns:
-            raise DataError(f"segment column '{sources[name]}' (for {dim}) not in the logs")
-    selected = [pl.col("window")]
-    for name, source in sources.items():
-        present = source in sample.columns and (name == "event_id" or needed[name] in used)
-        selected.append(pl.col(source).alias(name) if present else pl.lit(None, pl.String).alias(name))
-    for index, feature in enumerate(config.logs.features):
-        selected.append(_feature_values(sample, feature).alias(f"v{index}"))
-    return sample.select(selected)
-
-
-def _feature_values(sample: pl.DataFrame, feature: str) -> pl.Expr:
-    if feature not in sample.columns:
-        return pl.lit(None, pl.Float32)
-    dtype = sample.schema[feature]
-    if dtype == pl.Boolean or dtype == pl.Null:
-        return pl.col(feature).cast(pl.Float32)
-    if dtype.is_float() and sample.get_column(feature).is_nan().any():
-        return pl.col(feature).fill_nan(None)  # NaN is never present (nor covered)
-    return pl.col(feature)
-
-
-def _band_history(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
+def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
     """The history's counts with queries of the sample's type, so the join needs no cast."""
     if history is None:
         return pl.DataFrame(schema={"query": query_type, "n": pl.Int64})

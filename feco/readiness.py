@@ -17,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 
+from feco import storage
 from feco.config import Config
-from feco.sampling import day_windows, partition_dir
+from feco.errors import DataError
+from feco.sampling import day_windows, hour_files, partition_dir
 
 
 @dataclass(frozen=True)
@@ -39,10 +41,10 @@ def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
     deadline = datetime.combine(ds + timedelta(days=1), time(), timezone.utc) + timedelta(hours=settings.wait_hours)
     day = partition_dir(config.paths.logs, ds)
     if settings.marker:
-        ready = (day / settings.marker).is_file()
+        ready = storage.exists(storage.join(day, settings.marker))
         reason = "marker present" if ready else f"no {settings.marker} in {day}"
     else:
-        ready, reason = _settled(day, _hours_read(ds, config), now=now, settle=timedelta(minutes=settings.settle_minutes))
+        ready, reason = _settled(ds, config, now=now, settle=timedelta(minutes=settings.settle_minutes))
     return LogReadiness(ds, ready, reason, deadline, overdue=not ready and now >= deadline)
 
 
@@ -50,17 +52,21 @@ def _hours_read(ds: date, config: Config) -> list[int]:
     return sorted({hour for window in day_windows(ds, config) for hour in window.hours()})
 
 
-def _settled(day, hours: list[int], *, now: datetime, settle: timedelta) -> tuple[bool, str]:
-    changed: dict[int, datetime] = {}
-    for path in day.glob("hour=*/*.parquet"):
-        hour = path.parent.name.removeprefix("hour=")
-        if hour.isdigit():
-            modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
-            changed[int(hour)] = max(modified, changed.get(int(hour), modified))
-    missing = [f"{h:02d}" for h in hours if h not in changed]
+def _settled(ds: date, config: Config, *, now: datetime, settle: timedelta) -> tuple[bool, str]:
+    try:
+        fs, files = hour_files(ds, config.paths.logs)
+    except DataError as error:
+        return False, str(error)
+    hours = _hours_read(ds, config)
+    missing = [f"{h:02d}" for h in hours if h not in files]
+    day = partition_dir(config.paths.logs, ds)
     if missing:
         return False, f"hour partitions {', '.join(missing)} missing or empty under {day}"
-    newest = max(changed[h] for h in hours)
+    newest = max(_utc(info.mtime) for info in fs.get_file_info([f for h in hours for f in files[h]]))
     if now - newest < settle:
         return False, f"files under {day} changed at {newest:%H:%M:%S} UTC, less than {settle} before {now:%H:%M:%S}"
     return True, f"{len(hours)} hour partitions present and unchanged for {settle}"
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

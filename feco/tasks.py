@@ -13,7 +13,6 @@ import functools
 import hashlib
 import os
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import polars as pl
 
@@ -21,7 +20,8 @@ from feco.config import Config, load_config
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
-from feco.sampling import partition_dir, read_sample, sample_day, sampled_query_events, write_sample
+from feco import sampling, storage
+from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
 from feco.warehouse import named_query, open_for_write, publish_day
 
 STATES_FILE = "_coverage_states.parquet"
@@ -72,22 +72,36 @@ def check_logs(ds: date | str, config: Config | str | None = None, *, now: datet
 @exclusive
 def sample(ds: date | str, config: Config | str | None = None) -> dict:
     """Sample the day's windows and write them under the samples folder."""
-    rows, windows = sample_day(ds, config)
-    write_sample(ds, rows, windows, config.paths.samples)
-    return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows.height}
+    windows = _engine(config).write_sample(ds, config)
+    rows = sample_files(ds, config.paths.samples).count_rows()
+    return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows}
 
 
 @exclusive
 def coverage(ds: date | str, config: Config | str | None = None) -> dict:
-    """Count coverage states from the day's sample and stage them beside it."""
-    rows, _ = read_sample(ds, config.paths.samples)
-    states, status = compute_states(rows, ds=ds, config=config, references=references(config),
-                                    band_history=_band_history(ds, config))
+    """Count coverage states from the day's sample files (streaming) and stage them beside it."""
+    if config.engine == "spark":
+        from feco import spark_engine
+
+        states, status = spark_engine.compute_states(ds, config, references=references(config),
+                                                     band_history=_band_history(ds, config))
+    else:
+        states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
+                                        references=references(config), band_history=_band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
-    _write_atomically(states, day / STATES_FILE)
-    _write_atomically(status, day / STATUS_FILE)
+    storage.write_parquet(states, storage.join(day, STATES_FILE))
+    storage.write_parquet(status, storage.join(day, STATUS_FILE))
     missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def _engine(config: Config):
+    """The module that samples: feco.sampling (DuckDB engine) or feco.spark_engine."""
+    if config.engine == "spark":
+        from feco import spark_engine
+
+        return spark_engine
+    return sampling
 
 
 def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
@@ -103,13 +117,11 @@ def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day's rows in the warehouse with the staged sample summary and states."""
     day = partition_dir(config.paths.samples, ds)
-    staged = {name: day / name for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
-    absent = [str(p) for p in staged.values() if not p.exists()]
+    staged = {name: storage.join(day, name) for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
+    absent = [str(p) for p in staged.values() if not storage.exists(p)]
     if absent:
         raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
-    windows = pl.read_parquet(staged["_windows.parquet"])
-    states = pl.read_parquet(staged[STATES_FILE])
-    status = pl.read_parquet(staged[STATUS_FILE])
+    windows, states, status = (storage.read_parquet(p) for p in staged.values())
     run = pl.DataFrame({
         "ds": [ds],
         "published_at": [datetime.now(timezone.utc)],
@@ -223,8 +235,8 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
 
 def config_digest(config: Config) -> str:
     """A short digest of everything that changes computed results (not where files live)."""
-    settings = config.model_dump_json(exclude={"paths": True, "readiness": True, "alerts": {"notify"},
-                                               "ranker": {"models", "retrain_days"}})
+    settings = config.model_dump_json(exclude={"paths": True, "readiness": True, "engine": True, "spark": True,
+                                               "alerts": {"notify"}, "ranker": {"models", "retrain_days"}})
     return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
@@ -260,13 +272,8 @@ def _period_sample(config: Config) -> pl.DataFrame:
     days = [period.start + timedelta(days=i) for i in range((period.end - period.start).days + 1)]
     frames = []
     for day in days:
-        if not (partition_dir(config.paths.samples, day) / "_windows.parquet").exists():
+        if not is_sampled(day, config.paths.samples):
             sample(day, config)
         frames.append(read_sample(day, config.paths.samples)[0])
     return pl.concat(frames, how="diagonal_relaxed")
 
-
-def _write_atomically(frame: pl.DataFrame, path: Path) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    frame.write_parquet(temporary)
-    os.replace(temporary, path)

@@ -1,4 +1,4 @@
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import polars as pl
 import pytest
@@ -126,8 +126,8 @@ def test_timestamps_in_another_zone_are_windowed_in_utc(config):
 def test_write_and_read_back_replace_the_day_whole(config):
     write_logs(config.paths.logs, make_events(DAY, events=2000, seed=1))
     rows, windows = sample_day(DAY, config)
-    write_sample(DAY, rows, windows, config.paths.samples)
-    write_sample(DAY, rows, windows, config.paths.samples)
+    write_sample(DAY, config)
+    write_sample(DAY, config)
     back, back_windows = read_sample(DAY, config.paths.samples)
     assert back.sort(["window", "event_ts", "event_id", "position"]).equals(
         rows.sort(["window", "event_ts", "event_id", "position"]).select(back.columns))
@@ -141,11 +141,56 @@ def test_sampled_query_events_count_each_days_events_once(config):
     days = [DAY, DAY + timedelta(days=1)]
     for ds in days:
         write_logs(config.paths.logs, make_events(ds, events=2000, seed=1))
-        rows, windows = sample_day(ds, config)
-        write_sample(ds, rows, windows, config.paths.samples)
+        write_sample(ds, config)
     counts = sampled_query_events(days + [DAY - timedelta(days=1)], config.paths.samples,
                                   event_id="event_id", query="query")
     expected = pl.concat([read_sample(ds, config.paths.samples)[0].select("event_id", "query").unique()
                           for ds in days]).group_by("query").len("n")
     assert dict(counts.iter_rows()) == dict(expected.iter_rows())
     assert counts["n"].sum() == sum(read_sample(ds, config.paths.samples)[1]["events_sampled"].sum() for ds in days)
+
+
+def _sample_in_memory(ds, config):
+    """The sampler as it was before events were chosen from two columns: every row of each
+    window in memory, events ordered by (first timestamp, id), every k-th one taken."""
+    import numpy as np
+
+    from feco.sampling import day_windows
+
+    logs = pl.read_parquet(config.paths.logs / f"ds={ds}" / "hour=*" / "*.parquet", hive_partitioning=False)
+    chosen = []
+    for window in day_windows(ds, config):
+        rows = logs.filter(pl.col("event_ts").is_between(window.start, window.end, closed="left"))
+        events = (rows.group_by("event_id").agg(pl.col("event_ts").min())
+                  .sort(["event_ts", "event_id"]).get_column("event_id"))
+        wanted = config.sampling.events_per_window
+        if events.len() <= wanted:
+            chosen += events.to_list()
+            continue
+        step = events.len() / wanted
+        rng = np.random.default_rng([config.sampling.seed, ds.toordinal(), window.index])
+        offsets = np.floor(rng.uniform(0, step) + step * np.arange(wanted)).astype(np.int64)
+        chosen += events.gather(np.minimum(offsets, events.len() - 1)).to_list()
+    return logs.filter(pl.col("event_id").is_in(chosen))
+
+
+def test_events_chosen_from_two_columns_are_those_the_in_memory_sampler_chose(tmp_path):
+    from feco.coverage import compute_states
+    from feco.generator import generate_logs
+    from feco.sampling import sample_files
+
+    config = make_config(tmp_path, logs={"features": ["text_bm25_title", "eng_ctr_7d", "price_vs_category",
+                                                      "pers_recent_view", "meta_in_stock"]},
+                         coverage={}, sampling={"events_per_window": 40, "seed": 5})
+    generate_logs(config.paths.logs, start=DAY, days=2, events_per_day=30_000, seed=3)
+    for ds in (DAY, DAY + timedelta(days=1)):
+        expected = _sample_in_memory(ds, config)
+        write_sample(ds, config)
+        rows, windows = read_sample(ds, config.paths.samples)
+        assert windows["events_sampled"].sum() == 8 * 40
+        assert sorted(rows["event_id"].unique()) == sorted(expected["event_id"].unique())
+        assert rows.height == expected.height  # every row of every chosen event
+        streamed, _ = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config)
+        in_memory, _ = compute_states(rows, ds=ds, config=config)
+        key = ["window", "feature", "segment_dim", "segment_value"]
+        assert streamed.sort(key).equals(in_memory.sort(key))

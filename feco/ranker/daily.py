@@ -26,7 +26,7 @@ from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.store import current_model, store_daily, store_model_run
 from feco.ranking import evaluate_labelled
-from feco.sampling import partition_dir, read_sample
+from feco.sampling import is_sampled, read_sample
 from feco.warehouse import open_for_write
 
 DAILY_SCHEMA = {"ds": pl.Date, "run_id": pl.String, "segment_dim": pl.String, "segment_value": pl.String,
@@ -87,7 +87,7 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
 def sampled_days_before(ds: date, config: Config) -> list[date]:
     """The sampled days of the ``reference_days`` before ``ds``: what a model valid from ``ds`` trains on."""
     period = [ds - timedelta(days=i) for i in range(config.ranker.reference_days, 0, -1)]
-    return [d for d in period if (partition_dir(config.paths.samples, d) / "_windows.parquet").exists()]
+    return [d for d in period if is_sampled(d, config.paths.samples)]
 
 
 def score_day(ds: date, config: Config | str | None = None) -> dict:

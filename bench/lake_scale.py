@@ -1,0 +1,121 @@
+"""Peak memory and time of `feco run` on generated days of 25M, 100M and 400M rows.
+
+Each run is a fresh `python -m feco run --ds …` process on a fresh warehouse; its peak RSS is
+the kernel's (wait4's ru_maxrss), its time the wall clock. The sample is the same size on
+every day (``--events-per-window``, 20,000 by default: 160K events, about 2M rows), so memory
+set by the sample stays flat while memory set by traffic grows with the day.
+
+    nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 4 16
+    nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 --code var/before   # another checkout
+    nice -n 10 .venv/bin/python bench/lake_scale.py --parts 4 --engine spark
+
+``--parts N`` is a day of N × ~25M rows (bench/_lake.py); days are generated once under
+var/lake/ (about 0.75 GB of Parquet per part; delete the folder afterwards). Prints a table;
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from _lake import lake_day
+
+DAY = date(2026, 6, 3)
+LAKE = REPO / "var" / "lake"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--code", type=Path, default=REPO, help="checkout whose feco to run")
+    parser.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
+    parser.add_argument("--events-per-window", type=int, default=20_000)
+    args = parser.parse_args()
+    label = f"{args.code.resolve().name}-{args.engine}"
+    print(f"code {args.code.resolve()} engine {args.engine}, {args.events_per_window:,} events a window")
+    print(f"{'rows in day':>12} {'GB':>6} {'events sampled':>15} {'rows sampled':>13} {'seconds':>8} {'peak RSS MB':>12}")
+    for parts in args.parts:
+        logs = lake_day(LAKE, DAY, parts=parts)
+        run = LAKE / f"run-{label}-{parts}x"
+        shutil.rmtree(run, ignore_errors=True)
+        run.mkdir(parents=True)
+        config = _config(run, logs, engine=args.engine, events=args.events_per_window)
+        seconds, peak_mb, output = _measure(args.code.resolve(), config)
+        rows, size = _day_size(logs)
+        print(f"{rows:>12,} {size / 1e9:>6.1f} {_field(output, 'events'):>15} {_field(output, 'rows'):>13} "
+              f"{seconds:>8.1f} {peak_mb:>12,.0f}", flush=True)
+
+
+def _config(run: Path, logs: Path, *, engine: str, events: int) -> Path:
+    text = (REPO / "configs" / "feco.toml").read_text()
+    text = text.replace('logs = "../var/demo/logs"', f'logs = "{logs}"')
+    text = text.replace('samples = "../var/demo/samples"', f'samples = "{run / "samples"}"')
+    text = text.replace('warehouse = "../var/demo/feco.duckdb"', f'warehouse = "{run / "feco.duckdb"}"')
+    text = text.replace("events_per_window = 300", f"events_per_window = {events}")
+    if engine != "duckdb":
+        text = f'engine = "{engine}"\n' + text
+    path = run / "feco.toml"
+    path.write_text(text)
+    return path
+
+
+def _measure(code: Path, config: Path) -> tuple[float, float, str]:
+    """Wall time and peak RSS of one `feco run`: the larger of the kernel's peak for the
+    process (wait4) and the sum over its process tree sampled every 0.1 s (Spark's JVM is a
+    child of the Python process)."""
+    import psutil
+
+    env = os.environ | {"PYTHONPATH": str(code)}
+    output = LAKE / "run.log"
+    started = time.perf_counter()
+    with output.open("w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "feco", "run", "--ds", DAY.isoformat(), "--config",
+                                    str(config)], cwd=code, env=env, stdout=log, stderr=subprocess.STDOUT)
+        tree_peak, watched = 0, psutil.Process(process.pid)
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            tree_peak = max(tree_peak, _tree_rss(watched))
+            time.sleep(0.1)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"feco run failed:\n{output.read_text()}")
+    return seconds, max(tree_peak, usage.ru_maxrss * 1024) / 2**20, output.read_text()
+
+
+def _tree_rss(process) -> int:
+    import psutil
+
+    try:
+        return sum(p.memory_info().rss for p in [process, *process.children(recursive=True)])
+    except psutil.Error:  # the process ended while we looked
+        return 0
+
+
+def _day_size(logs: Path) -> tuple[int, int]:
+    import pyarrow.parquet as pq
+
+    files = sorted((logs / f"ds={DAY}").glob("hour=*/*.parquet"))
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files), sum(f.stat().st_size for f in files)
+
+
+def _field(output: str, name: str) -> str:
+    """A count from `feco run`'s summary line: "…: published 160,000 events, 2,012,345 rows; …"."""
+    found = re.search(rf"([\d,]+) {name}", output)
+    return found.group(1) if found else "?"
+
+
+if __name__ == "__main__":
+    main()

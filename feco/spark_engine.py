@@ -1,0 +1,141 @@
+"""The Spark engine (``engine = "spark"``): sampling and the finest counts run in Spark.
+
+Same results as the DuckDB engine, by construction: events are ranked by (first timestamp,
+event id) and the positions taken are ``feco.sampling.systematic_positions``, so the same
+events are chosen; the counts are ``sql/coverage/finest_counts.sql`` itself, run by Spark SQL,
+and roll up into states in ``feco.coverage``. Samples land where the DuckDB engine puts them
+(``samples/ds=…/window=N/``), with the same ``_windows.parquet``, and publish into the same
+DuckDB warehouse.
+
+The session comes from ``[spark]`` (``master``, ``conf``); left unset under spark-submit, its
+settings apply. Paths are given to Spark as they are configured (``s3://…`` needs the
+cluster's S3 filesystem; see docs/spark.md).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from feco import storage
+from feco.config import Config
+from feco.coverage import (
+    band_history_like,
+    finest_counts_query,
+    states_from_finest,
+    value_kinds,
+)
+from feco.errors import DataError
+from feco.sampling import (
+    Window,
+    WindowSummary,
+    day_windows,
+    hour_files,
+    partition_dir,
+    replace_day,
+    systematic_positions,
+    window_summary_frame,
+)
+
+
+def session(config: Config):
+    """The Spark session for feco's jobs (created once per process)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("feco").config("spark.ui.showConsoleProgress", "false")
+    if config.spark.master:
+        builder = builder.master(config.spark.master)
+    for key, value in config.spark.conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    # finest_counts.sql quotes "window" as DuckDB does; windows and dates are UTC.
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    return spark
+
+
+def spark_path(location: storage.Location) -> str:
+    return f"file://{Path(location).resolve()}" if isinstance(location, Path) else location
+
+
+def write_sample(ds: date, config: Config) -> pl.DataFrame:
+    """Sample the day in Spark and write it as the DuckDB engine does; returns the window
+    summary. Each window's events are ranked in one Spark task (two columns of them)."""
+    spark = session(config)
+    _, files_by_hour = hour_files(ds, config.paths.logs)
+    day = partition_dir(config.paths.logs, ds)
+    summaries, writes = [], []
+    for window in day_windows(ds, config):
+        hours = [spark_path(storage.join(day, f"hour={h:02d}")) for h in window.hours() if h in files_by_hour]
+        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config)
+        summaries.append(summary)
+        if rows is not None:
+            writes.append((window, rows))
+    if not any(s.events_sampled for s in summaries):
+        raise DataError(f"no search events in any sampling window of {ds}")
+
+    def write(staging: storage.Location) -> None:
+        for window, rows in writes:
+            rows.write.mode("overwrite").parquet(spark_path(storage.join(staging, f"window={window.index}")))
+
+    summary = window_summary_frame(summaries)
+    replace_day(ds, config, write, summary)
+    return summary
+
+
+def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config: Config):
+    """The window's sampled rows (a Spark DataFrame, or None) and its summary row."""
+    from pyspark.sql import Window as Over
+    from pyspark.sql import functions as F
+
+    ts, event_id, wanted = config.logs.timestamp, config.logs.event_id, config.sampling.events_per_window
+    if not hours:
+        return None, WindowSummary.of(ds, window, available=0, wanted=wanted)
+    logs = spark.read.parquet(*hours)
+    for column in (ts, event_id):
+        if column not in logs.columns:
+            raise DataError(f"column '{column}' not in the logs ({hours[0]})")
+    rows = logs.where((F.col(ts) >= F.lit(window.start)) & (F.col(ts) < F.lit(window.end)))
+    # cached: counted now, ranked when the sample is written
+    events = rows.groupBy(F.col(event_id).alias("event_id")).agg(F.min(ts).alias("first_ts")).cache()
+    available = events.count()
+    summary = WindowSummary.of(ds, window, available=available, wanted=wanted)
+    if available <= wanted:  # a short window is taken whole
+        return (rows if available else None), summary
+    positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.index)
+    ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
+    chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
+    return rows.join(F.broadcast(chosen.select(F.col("event_id").alias(event_id))), event_id, "left_semi"), summary
+
+
+def compute_states(ds: date, config: Config, *, references: dict[str, float],
+                   band_history: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The day's coverage states, the finest counts taken in Spark SQL from the sample files."""
+    from pyspark.sql import functions as F
+
+    spark = session(config)
+    day = partition_dir(config.paths.samples, ds)
+    if not storage.exists(storage.join(day, "_windows.parquet")):
+        raise DataError(f"no sample for {ds} under {config.paths.samples} (run the sample step first)")
+    sample = spark.read.parquet(spark_path(day))  # window=N folders give "window"
+    schema = pl.from_arrow(sample.limit(0).toArrow()).schema
+    kinds = value_kinds(schema, config=config)
+    statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config, references=references,
+                                            quote=_quote, marker=":")
+    history = band_history_like(band_history, schema.get(config.logs.query, pl.String))
+    sample.createOrReplaceTempView("sample_rows")
+    query_type = sample.schema[config.logs.query].dataType if config.logs.query in sample.columns else "string"
+    (spark.createDataFrame(history.to_arrow())
+     .select(F.col("query").cast(query_type), F.col("n").cast("long"))
+     .createOrReplaceTempView("band_history"))
+    finest = pl.from_arrow(spark.sql(statement, args=params).toArrow())
+    return states_from_finest(finest, ds=ds, config=config, kinds=kinds)
+
+
+def _quote(identifier: str) -> str:
+    return "`" + identifier.replace("`", "``") + "`"

@@ -1,0 +1,154 @@
+"""Where logs and samples live: a local folder, or object storage named by a URI.
+
+A location is a local ``Path`` or a URI string: ``s3://bucket/prefix`` (S3 and S3-compatible
+stores), any other scheme pyarrow knows (``gs://``, ``hdfs://``, ``abfs://``), else any scheme
+fsspec knows (``memory://``, ``az://`` … with fsspec and its package installed).
+
+Credentials never come from the config: pyarrow's S3 client reads ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN`` and ``AWS_REGION`` (or ~/.aws, or the instance
+role), and feco reads the endpoint of an S3-compatible store from ``AWS_ENDPOINT_URL_S3`` or
+``AWS_ENDPOINT_URL`` (pyarrow itself does not). In Airflow the DAG sets these from a connection.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from feco.errors import DataError, UsageError
+
+Location = Path | str
+
+
+def is_uri(location: Location) -> bool:
+    return isinstance(location, str) and "://" in location
+
+
+def filesystem_for(location: Location) -> tuple[pafs.FileSystem, str]:
+    """The filesystem that holds ``location`` and the path to give it.
+
+    Examples
+    --------
+    >>> fs, path = filesystem_for("s3://logs/search")  # doctest: +SKIP
+    >>> fs.type_name, path
+    ('s3', 'logs/search')
+    """
+    text = str(location)
+    scheme, uri, rest = text.partition("://")
+    if not uri:
+        return pafs.LocalFileSystem(), text
+    if scheme in ("s3", "s3a"):  # built here: from_uri asks AWS for the bucket's region
+        return _s3(), rest.rstrip("/")
+    if scheme == "file":
+        return pafs.LocalFileSystem(), rest
+    try:
+        return pafs.FileSystem.from_uri(text)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _fsspec(scheme, text)
+
+
+def _s3() -> pafs.S3FileSystem:
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if not endpoint:
+        return pafs.S3FileSystem()
+    scheme, _, host = endpoint.partition("://")
+    return pafs.S3FileSystem(endpoint_override=host or scheme, scheme=scheme if host else "https")
+
+
+def _fsspec(scheme: str, text: str) -> tuple[pafs.FileSystem, str]:
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(text)
+    except (ImportError, ValueError) as error:
+        raise UsageError(f"no filesystem for '{scheme}://' ({text}): {error}") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def credentials_environment(*, login: str | None, password: str | None, extra: dict) -> dict[str, str]:
+    """The ``AWS_*`` variables for an object store's connection, as an Airflow ``aws``
+    connection holds it: login = access key id, password = secret key, extra ``endpoint_url``,
+    ``region_name`` and ``aws_session_token``.
+
+    Examples
+    --------
+    >>> credentials_environment(login="AKIA", password="s3cr3t", extra={"endpoint_url": "http://minio:9000"})
+    {'AWS_ACCESS_KEY_ID': 'AKIA', 'AWS_SECRET_ACCESS_KEY': 's3cr3t', 'AWS_ENDPOINT_URL': 'http://minio:9000'}
+    """
+    variables = {"AWS_ACCESS_KEY_ID": login, "AWS_SECRET_ACCESS_KEY": password,
+                 "AWS_SESSION_TOKEN": extra.get("aws_session_token"),
+                 "AWS_ENDPOINT_URL": extra.get("endpoint_url"), "AWS_REGION": extra.get("region_name")}
+    return {name: value for name, value in variables.items() if value}
+
+
+def join(location: Location, *parts: str) -> Location:
+    """``location`` with ``parts`` appended, of the same kind (Path or URI)."""
+    if isinstance(location, Path):
+        return location.joinpath(*parts)
+    return "/".join([str(location).rstrip("/"), *parts])
+
+
+def exists(location: Location) -> bool:
+    fs, path = filesystem_for(location)
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def is_dir(location: Location) -> bool:
+    fs, path = filesystem_for(location)
+    return fs.get_file_info(path).type == pafs.FileType.Directory
+
+
+def files_under(location: Location, *, suffix: str = ".parquet") -> list[str]:
+    """Every file below ``location`` ending in ``suffix``, as paths of its filesystem, sorted.
+    Hidden and temporary files (``.name``, ``_name``) are left out."""
+    fs, path = filesystem_for(location)
+    selector = pafs.FileSelector(path, recursive=True, allow_not_found=True)
+    found = [info.path for info in fs.get_file_info(selector)
+             if info.type == pafs.FileType.File and info.base_name.endswith(suffix)
+             and not info.base_name.startswith((".", "_"))]
+    return sorted(found)
+
+
+def remove(location: Location) -> None:
+    """Delete a file or a folder with everything in it; nothing there is fine."""
+    fs, path = filesystem_for(location)
+    kind = fs.get_file_info(path).type
+    if kind == pafs.FileType.Directory:
+        fs.delete_dir(path)
+    elif kind == pafs.FileType.File:
+        fs.delete_file(path)
+
+
+def make_dir(location: Location) -> None:
+    fs, path = filesystem_for(location)
+    fs.create_dir(path, recursive=True)
+
+
+def read_parquet(location: Location) -> pl.DataFrame:
+    fs, path = filesystem_for(location)
+    try:
+        return pl.from_arrow(pq.read_table(path, filesystem=fs))
+    except (OSError, pa.ArrowException) as error:
+        raise DataError(f"cannot read {location}: {error}") from None
+
+
+def write_parquet(frame: pl.DataFrame | pa.Table, location: Location) -> None:
+    """Write a Parquet file whole: through a temporary name and a rename where the filesystem
+    has one (an object store's single PUT is already all or nothing)."""
+    table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
+    fs, path = filesystem_for(location)
+    parent = path.rpartition("/")[0]
+    if parent:
+        fs.create_dir(parent, recursive=True)
+    if fs.type_name == "s3":
+        pq.write_table(table, path, filesystem=fs)
+        return
+    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
+    pq.write_table(table, temporary, filesystem=fs)
+    fs.move(temporary, path)
