@@ -31,6 +31,8 @@ NDCG_COLUMNS = ("ndcg4", "ndcg8", "ndcg4_lightgbm", "ndcg8_lightgbm")
 # A feature needs this much test coverage to be a low-importance contrast: reducing a feature
 # that is almost never covered changes nothing and says nothing.
 MIN_CONTRAST_COVERAGE = 0.10
+CELL_SCHEMA = {"coverage_train_after": pl.Float64, "train_seconds": pl.Float64,
+               **{c: pl.Float64 for c in NDCG_COLUMNS}, **{f"d_{c}": pl.Float64 for c in NDCG_COLUMNS}}
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,9 @@ def run_coverage_drop(split: Split, *, grid: Grid = Grid(), training: Training) 
                     cells.append(row | _describe_feature(base_importance, feature, role) | _deltas(row, base_row))
                     runs.append(_run_row(row, kind=f"coverage_drop:{mode}", split=split, experiment_id=experiment_id))
                     importance.append(imp.with_columns(pl.lit(row["run_id"]).alias("run_id")))
-    cells_frame = pl.DataFrame(cells).with_columns(pl.lit(experiment_id).alias("experiment_id"),
+    # An explicit schema: the test-mode cells come first and have no train coverage, so
+    # polars would type that column as Null from its first 100 rows and fail on the rest.
+    cells_frame = pl.DataFrame(cells, schema_overrides=CELL_SCHEMA).with_columns(pl.lit(experiment_id).alias("experiment_id"),
                                                    pl.lit(split.dataset).alias("dataset"),
                                                    pl.lit(split.fold).alias("fold"))
     return ExperimentResult(experiment_id, pl.DataFrame(runs), pl.concat(importance), cells_frame,

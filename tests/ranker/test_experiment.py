@@ -68,3 +68,16 @@ def test_storing_an_experiment_twice_leaves_the_same_rows(result):
     for table, rows in first.items():
         assert conn.sql(f"SELECT * FROM {table} ORDER BY ALL").pl().equals(rows), table
     assert first["coverage_drop_correlations"].filter(scope="grid", y="ndcg8").height == 2
+
+
+def test_a_grid_with_over_a_hundred_test_cells_before_the_retrained_ones_builds_its_table():
+    # polars infers a column's type from the first 100 rows: the test-mode cells come first and
+    # carry no train coverage, which once typed the column as Null and crashed the full grid.
+    full = load_split("mq2008", 1)
+    tiny = Split("mq2008", 1, full.train.head(600), full.valid.head(300), full.test.head(300), full.features)
+    grid = Grid(top_k=1, low_k=0, reductions=(0.05, 0.1, 0.25, 0.5, 1.0), seeds=tuple(range(1, 22)),
+                shap_sample_rows=50)
+    cells = run_coverage_drop(tiny, grid=grid, training=Training(Ranker().params, num_boost_round=3,
+                                                                 early_stopping_rounds=2)).cells
+    assert cells.filter(mode="test").height == 105
+    assert cells.filter(mode="retrain")["coverage_train_after"].is_not_null().all()
