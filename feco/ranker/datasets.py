@@ -16,11 +16,12 @@ import polars as pl
 from feco.errors import DataError, UsageError
 from feco.letor import read_letor
 
-DATASETS = ("mq2008", "webis")
+DATASETS = ("mq2008", "webis", "mq2007agg")
 FOLDS = (1, 2, 3, 4, 5)
 _FILES = {
     "mq2008": ("mq2008", [f"S{i}.txt" for i in FOLDS]),
     "webis": ("webis_clueweb09", [f"fold{i}.test.txt" for i in FOLDS]),
+    "mq2007agg": ("mq2007_agg", [f"S{i}.txt" for i in FOLDS]),
 }
 
 
