@@ -31,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drop.add_argument("--full", action="store_true",
                       help="the full grid: top 5 + 3 low, shares 5/10/25/50/100 percent, 3 seeds")
     drop.add_argument("--seeds", type=int, help="number of seeds (overrides the grid's)")
+    drop.add_argument("--top", type=int, help="top features by SHAP (overrides the grid's)")
+    drop.add_argument("--low", type=int, help="low-importance contrasts (overrides the grid's)")
     drop.add_argument("--threads", type=int, default=1, help="LightGBM threads (default 1)")
     drop.add_argument("--warehouse", metavar="PATH", help="warehouse file (default: the config's)")
     drop.add_argument("--no-store", action="store_true", help="print only; write nothing")
@@ -75,8 +77,9 @@ def _coverage_drop(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     grid = Grid(top_k=5, low_k=3, reductions=FULL_REDUCTIONS, seeds=(1, 2, 3)) if args.full else \
         Grid(top_k=3, low_k=1, reductions=(0.05, 0.25, 1.0), seeds=(1, 2))
-    if args.seeds:
-        grid = Grid(**{**grid.__dict__, "seeds": tuple(range(1, args.seeds + 1))})
+    overrides = {"seeds": tuple(range(1, args.seeds + 1)) if args.seeds else None, "top_k": args.top,
+                 "low_k": args.low}
+    grid = Grid(**{**grid.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
     settings = named_settings(config.ranker.params, threads=args.threads)
     folds = [1, 2, 3, 4, 5] if args.all_folds else (args.fold or [1])
     warehouse = Path(args.warehouse) if args.warehouse else config.paths.warehouse

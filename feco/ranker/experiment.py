@@ -20,7 +20,7 @@ import polars as pl
 
 from feco.ranker.claims import importance_loss_correlations, within_feature_correlations
 from feco.ranker.datasets import Split
-from feco.ranker.importance import importances
+from feco.ranker.importance import IMPORTANCE_SCHEMA, importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.perturb import coverage_of, reduce_coverage
 
@@ -175,20 +175,21 @@ def cell_count(split: Split, grid: Grid) -> int:
 
 
 def _evaluated(model: TrainedRanker, test: pl.DataFrame, grid: Grid, *, run_id: str, kind: str, split: Split,
-               experiment_id: str, params: Mapping[str, object] | None = None) -> RunRecord:
+               experiment_id: str, params: Mapping[str, object] | None = None, explain: bool = True) -> RunRecord:
     started = time.perf_counter()
     scores = predict_scores(model, test)
     predict_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    imp = importances(model, test, sample_rows=grid.shap_sample_rows, seed=0)
-    shap_seconds = time.perf_counter() - started
+    imp = (importances(model, test, sample_rows=grid.shap_sample_rows, seed=0) if explain
+           else pl.DataFrame(schema=IMPORTANCE_SCHEMA))
+    shap_seconds = time.perf_counter() - started if explain else None
     evaluations = score_ndcg(test, scores)
     row = {"kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
            "run_id": run_id, "params": json.dumps(dict(params), sort_keys=True) if params else None,
            "best_iteration": model.best_iteration,
            "train_seconds": model.seconds if kind != "coverage_drop:test" else None,
            "predict_seconds": predict_seconds, "shap_seconds": shap_seconds,
-           "shap_rows": min(grid.shap_sample_rows, test.height), **ndcg_summary(evaluations)}
+           "shap_rows": min(grid.shap_sample_rows, test.height) if explain else None, **ndcg_summary(evaluations)}
     return RunRecord(row, imp.with_columns(pl.lit(run_id).alias("run_id")),
                      _query_ndcg(evaluations["feco"].per_query, run_id))
 
@@ -222,8 +223,11 @@ def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training,
         params = _seeded(training.params, seed)
         model = _train(train, valid, split.features, params, training)
         train_coverage = coverage_of(train, feature)
+    # SHAP is a third of a cell's time; the importance shift is read at the smallest share only
+    # (the paper's Figures 1 and 2), so the other cells skip it.
     record = _evaluated(model, test, grid, run_id=run_id, kind=f"coverage_drop:{mode}", split=split,
-                        experiment_id=reference.model_run["experiment_id"], params=params)
+                        experiment_id=reference.model_run["experiment_id"], params=params,
+                        explain=reduction == min(grid.reductions))
     run = record.model_run
     cell = {"experiment_id": run["experiment_id"], "run_id": run_id, "dataset": split.dataset, "fold": split.fold,
             "setting": training.setting, "mode": mode, "feature": feature, "reduction": reduction, "seed": seed,
@@ -269,11 +273,12 @@ def _seed(seed: int, feature: str, reduction: float, part: str) -> int:
 
 def experiment_id(split: Split, grid: Grid, training: Training) -> str:
     """``<dataset>-fold<k>-<setting>-<digest>``: the digest covers what decides the baseline
-    and the chosen features (parameters, rounds, top/low k, SHAP rows) but not the seeds,
-    shares or modes, so a larger grid adds cells to the same experiment."""
+    and the feature ranking (parameters, rounds, SHAP rows) but not the seeds, shares, modes
+    or how many top and low features are taken (a smaller grid's cells are a subset of a
+    larger one's), so a larger grid adds cells to the same experiment."""
     settings = json.dumps({"params": dict(training.params), "rounds": training.num_boost_round,
-                           "stop": training.early_stopping_rounds, "top_k": grid.top_k, "low_k": grid.low_k,
-                           "shap_rows": grid.shap_sample_rows}, sort_keys=True, default=str)
+                           "stop": training.early_stopping_rounds, "shap_rows": grid.shap_sample_rows},
+                          sort_keys=True, default=str)
     digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
     return f"{split.dataset}-fold{split.fold}-{training.setting}-{digest}"
 
