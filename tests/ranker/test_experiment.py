@@ -46,6 +46,16 @@ def test_mq2008_fold1_split_follows_the_readme():
         load_split("mq2008", 1, root=default_root() / "nowhere")
 
 
+def test_webis_fold_1_tests_on_its_fifth_file_and_mq2007_agg_keeps_its_missing_values():
+    from feco.letor import read_letor
+
+    webis = load_split("webis", 1)
+    assert webis.test.height == read_letor(default_root() / "webis_clueweb09" / "fold5.test.txt").height
+    agg = load_split("mq2007agg", 1)
+    assert (agg.train.height, agg.valid.height, agg.test.height, len(agg.features)) == (42158, 13813, 13652, 21)
+    assert agg.test.get_column(agg.features[0]).null_count() > 0  # NULL = not ranked, not zero
+
+
 def test_every_cell_is_recorded_with_measured_coverage_and_deltas(result):
     cells = result.cells
     assert cells.height == 2 * 2 * 2 * 2  # modes x features x shares x seeds
