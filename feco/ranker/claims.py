@@ -223,12 +223,27 @@ def _identity(values: np.ndarray) -> np.ndarray:
 
 
 def interval_grid(table: pl.DataFrame) -> pl.DataFrame:
-    """The sensitivity table with one column per share: ``mean [low, high]`` (NDCG@8)."""
+    """The sensitivity table with one column per share: ``mean [low, high]`` (NDCG@8), and
+    the fewest folds and queries behind any share of the row (a grid stopped part-way through
+    a fold has more at some shares than at others)."""
+    index = ["dataset", "setting", "mode", "features"]
     shown = table.with_columns(
         pl.format("{} [{}, {}]", *[pl.col(c).round(4) for c in ("d_ndcg8", "ci_low", "ci_high")]).alias("cell"),
         pl.format("r={}%", (pl.col("reduction") * 100).round(0).cast(pl.Int64)).alias("share"))
-    return (shown.pivot("share", index=["dataset", "setting", "mode", "features", "folds", "queries"], values="cell")
-            .sort("dataset", "setting", "mode", "features"))
+    counts = table.group_by(index).agg(pl.col("folds").min(), pl.col("queries").min())
+    return (counts.join(shown.pivot("share", index=index, values="cell"), on=index)
+            .sort(index))
+
+
+def experiments_run(cells: pl.DataFrame) -> pl.DataFrame:
+    """What the stored grid holds: per dataset and setting, the folds, features, shares and
+    seeds, and the cells."""
+    return (cells.group_by("dataset", "setting")
+            .agg(pl.col("fold").unique().sort().cast(pl.String).str.join(",").alias("folds"),
+                 pl.struct("fold", "feature").n_unique().alias("fold_features"),
+                 pl.col("reduction").n_unique().alias("shares"), pl.col("seed").max().alias("seeds"),
+                 pl.len().alias("cells"))
+            .sort("dataset", "setting"))
 
 
 def power_table(table: pl.DataFrame, *, effect: float, reduction: float = 0.05) -> pl.DataFrame:
@@ -243,3 +258,19 @@ def power_table(table: pl.DataFrame, *, effect: float, reduction: float = 0.05) 
         pl.col("query_sd").map_elements(lambda sd: queries_needed(sd, effect),
                                         return_dtype=pl.Int64).alias(f"needed_{effect:g}"),
     )
+
+
+def importance_shift_table(shifts: pl.DataFrame, *, reduction: float = 0.05) -> pl.DataFrame:
+    """The top feature's SHAP share before and after losing ``reduction`` of its coverage,
+    per dataset, setting and mode (means over folds and seeds; how many folds its rank fell).
+
+    ``shifts`` is the ``coverage_drop_importance_shift`` query's result.
+    """
+    top = shifts.filter((pl.col("baseline_rank") == 1) & (pl.col("reduction") == reduction))
+    per_fold = top.group_by("dataset", "setting", "mode", "fold").agg(
+        pl.col("shap_share_before").first(), pl.col("shap_share_after").mean(),
+        (pl.col("shap_rank_after") > 1).mean().alias("lost_first_place"))
+    return (per_fold.group_by("dataset", "setting", "mode")
+            .agg(pl.len().alias("folds"), pl.col("shap_share_before").mean(), pl.col("shap_share_after").mean(),
+                 pl.col("lost_first_place").mean().alias("share_of_runs_not_first"))
+            .sort("dataset", "setting", "mode"))

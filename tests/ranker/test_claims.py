@@ -7,6 +7,7 @@ import pytest
 from feco.ranker.claims import (
     bootstrap_interval,
     distinct_cells,
+    importance_shift_table,
     importance_loss_correlations,
     queries_needed,
     retrain_noise,
@@ -94,3 +95,14 @@ def test_retrain_noise_is_the_spread_of_the_controls():
     row = retrain_noise(runs).row(0, named=True)
     assert row["seeds"] == 3 and row["control_sd_ndcg8"] == pytest.approx(0.02)
     assert row["control_max_shift_ndcg8"] == pytest.approx(0.02)
+
+
+def test_the_importance_shift_reads_the_top_feature_at_the_smallest_share():
+    shifts = pl.DataFrame({"dataset": "d", "setting": "plain", "mode": "retrain", "fold": [1, 1, 2, 2],
+                           "baseline_rank": 1, "reduction": 0.05, "seed": [1, 2, 1, 2],
+                           "shap_share_before": [0.4, 0.4, 0.2, 0.2], "shap_share_after": [0.1, 0.3, 0.1, 0.1],
+                           "shap_rank_after": [3, 1, 2, 2]})
+    row = importance_shift_table(shifts).row(0, named=True)
+    assert row["folds"] == 2 and row["shap_share_before"] == pytest.approx(0.3)
+    assert row["shap_share_after"] == pytest.approx((0.2 + 0.1) / 2)
+    assert row["share_of_runs_not_first"] == pytest.approx(0.75)
