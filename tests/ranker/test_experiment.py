@@ -153,3 +153,23 @@ def test_a_grid_with_over_a_hundred_test_cells_before_the_retrained_ones_builds_
                                                                  early_stopping_rounds=2)).cells
     assert cells.filter(mode="test").height == 105
     assert cells.filter(mode="retrain")["coverage_train_after"].is_not_null().all()
+
+
+def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(result, tmp_path, capsys):
+    from feco.cli import main
+
+    warehouse = tmp_path / "claims.duckdb"
+    conn = duckdb.connect(str(warehouse))
+    create_schema(conn, moving_average_days=7)
+    conn.close()
+    assert main(["experiment", "coverage-drop-report", "--warehouse", str(warehouse)]) == 1
+    assert "no coverage-drop cells" in capsys.readouterr().err
+
+    conn = duckdb.connect(str(warehouse))
+    store_experiment(conn, result)
+    conn.close()
+    assert main(["experiment", "coverage-drop-report", "--warehouse", str(warehouse), "--resamples", "99"]) == 0
+    out = capsys.readouterr().out
+    for heading in ("Retraining noise", "bootstrap interval", "Within-feature", "SHAP share", "Power"):
+        assert heading in out
+    assert out.count("mq2008") >= 5
