@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report = kinds.add_parser(
         "coverage-drop-report", help="the paper's claims tested on the stored coverage-drop grid",
         description="From the stored cells: retraining noise (the controls), NDCG@8 change per "
-                    "dataset, setting, mode, feature group and share pooled over folds with 95%% "
+                    "dataset, setting, mode, feature group and share pooled over folds with 95% "
                     "bootstrap intervals over queries, within-feature correlations and importance "
                     "vs loss with permutation p-values, and the queries needed to see a given loss. "
                     "NDCG under feco's convention (queries with no relevant document left out).",
