@@ -30,7 +30,6 @@ import polars as pl
 
 OUTCOME = ("experiment_id", "mode", "feature", "reduction", "ndcg4", "ndcg8")
 CELL = ["dataset", "setting", "mode", "features", "reduction"]
-FEATURE_GROUPS = {"top1": "top feature", "top2-5": "top 2-5, averaged", "low": "low-importance contrasts"}
 
 
 def distinct_cells(cells: pl.DataFrame) -> pl.DataFrame:
