@@ -10,6 +10,7 @@ from feco.ranker.datasets import Split, default_root, load_split
 from feco.ranker.experiment import (
     Grid,
     Training,
+    cells_frame,
     coverage_drop_runs,
     experiment_id,
     importance_shift,
@@ -142,6 +143,15 @@ def test_a_stopped_grid_resumes_from_the_stored_cells(small, result):
     assert (check["d_ndcg8"] - check["d_ndcg8_right"]).abs().max() < 1e-12
 
 
+def test_cells_without_train_coverage_in_the_first_hundred_rows_keep_the_column_numeric(result):
+    # The fast form of the test below: 101 test-mode rows (no train coverage), then a retrained one.
+    test_row, retrained = (result.cells.filter(mode=m).row(0, named=True) for m in ("test", "retrain"))
+    frame = cells_frame([test_row] * 101 + [retrained])
+    assert frame.schema["coverage_train_after"] == pl.Float64
+    assert frame["coverage_train_after"].null_count() == 101
+
+
+@pytest.mark.slow
 def test_a_grid_with_over_a_hundred_test_cells_before_the_retrained_ones_builds_its_table():
     # polars infers a column's type from the first 100 rows: the test-mode cells come first and
     # carry no train coverage, which once typed the column as Null and crashed the full grid.
