@@ -99,3 +99,11 @@ def test_help_lists_every_command(capsys):
     out = capsys.readouterr().out
     for command in ("run", "backfill", "query", "status", "drops"):
         assert command in out
+
+
+@pytest.mark.parametrize("command", ["coverage-drop", "coverage-drop-report"])
+def test_experiment_help_shows_percent_signs_once(command, capsys):
+    # argparse %-formats help strings but not descriptions: "%%" there printed literally.
+    with pytest.raises(SystemExit):
+        main(["experiment", command, "--help"])
+    assert "%%" not in capsys.readouterr().out

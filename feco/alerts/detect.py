@@ -143,7 +143,10 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         # A model that does not use a feature gives it share 0, not "unknown".
         share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
         change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
-        detail = describe(row) + (f"; NDCG@8 {change:+.3f} vs the previous 7 days" if change is not None else "")
+        detail = describe(row)
+        if change is not None:
+            # Fewer than 7 days may have been scored (a new model, a gap): say what the mean is over.
+            detail += f"; NDCG@8 {change:+.3f} vs the mean of the days scored in the 7 before"
         row |= {"ds": ds, "importance": share,
                 "severity": severity(row["rule"], row["drop_rel"], share, n_features),
                 "detail": detail}

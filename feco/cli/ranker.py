@@ -6,7 +6,8 @@ import argparse
 
 from feco.cli.options import config_option, date_argument
 
-DATASETS = ("mq2008", "webis")
+DATASETS = ("mq2008", "webis", "mq2007agg")
+SETTINGS = ("plain", "config", "regularised")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,21 +17,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "coverage-drop", help="reduce top features' coverage and measure NDCG@4/8 and importance",
         description="Train LightGBM lambdarank on a fold, then reduce the coverage of the top-k "
                     "features (by mean |SHAP|) and of low-importance contrasts by each share, in the "
-                    "test set only (model fixed) and in train+test (retrained). Prints the baseline "
-                    "under feco's and LightGBM's NDCG conventions, a Table-1-shaped grid, the "
-                    "correlations and the importance shift; stores all of it in the warehouse. "
-                    "Default grid: top 3 + 1 low, shares 5%%/25%%/100%%, 2 seeds, fold 1.",
+                    "test set only (model fixed) and in train+test (retrained, against a control "
+                    "retrained on unperturbed data with the same seed). Each finished cell is stored "
+                    "at once; a rerun skips the stored cells. Default grid: top 3 + 1 low, shares "
+                    "5/25/100 percent, 2 seeds, fold 1, the config's LightGBM settings.",
     )
     drop.add_argument("--dataset", choices=DATASETS, action="append",
-                      help="dataset (repeatable; default: both)")
+                      help="dataset (repeatable; default: mq2008 and webis)")
     drop.add_argument("--fold", type=int, action="append", help="fold 1-5 (repeatable; default 1)")
     drop.add_argument("--all-folds", action="store_true", help="all five folds")
+    drop.add_argument("--setting", choices=SETTINGS, action="append",
+                      help="named LightGBM settings (repeatable; default: config, the [ranker.params])")
     drop.add_argument("--full", action="store_true",
-                      help="the full grid: top 5 + 3 low, shares 5/10/25/50/100%%, 3 seeds")
+                      help="the full grid: top 5 + 3 low, shares 5/10/25/50/100 percent, 3 seeds")
     drop.add_argument("--seeds", type=int, help="number of seeds (overrides the grid's)")
+    drop.add_argument("--top", type=int, help="top features by SHAP (overrides the grid's)")
+    drop.add_argument("--low", type=int, help="low-importance contrasts (overrides the grid's)")
+    drop.add_argument("--threads", type=int, default=1, help="LightGBM threads (default 1)")
+    drop.add_argument("--warehouse", metavar="PATH", help="warehouse file (default: the config's)")
     drop.add_argument("--no-store", action="store_true", help="print only; write nothing")
     config_option(drop)
     drop.set_defaults(handler=_coverage_drop)
+
+    report = kinds.add_parser(
+        "coverage-drop-report", help="the paper's claims tested on the stored coverage-drop grid",
+        description="From the stored cells: retraining noise (the controls), NDCG@8 change per "
+                    "dataset, setting, mode, feature group and share pooled over folds with 95% "
+                    "bootstrap intervals over queries, within-feature correlations and importance "
+                    "vs loss with permutation p-values, and the queries needed to see a given loss. "
+                    "NDCG under feco's convention (queries with no relevant document left out).",
+    )
+    report.add_argument("--warehouse", metavar="PATH", help="warehouse file (default: the config's)")
+    report.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples and permutations")
+    report.add_argument("--effect", type=float, default=0.01,
+                        help="NDCG@8 loss the power estimate asks for (default 0.01)")
+    config_option(report)
+    report.set_defaults(handler=_coverage_drop_report)
 
     train = subparsers.add_parser(
         "train-ranker", help="train the reference ranker on the sampled days before a date",
@@ -44,31 +66,108 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _coverage_drop(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     import polars as pl
 
     from feco.config import load_config
     from feco.ranker.datasets import load_split
-    from feco.ranker.experiment import FULL_REDUCTIONS, Grid, Training, run_coverage_drop
-    from feco.ranker.store import store_experiment
-    from feco.warehouse import open_for_write
+    from feco.ranker.experiment import FULL_REDUCTIONS, Grid, Training, named_settings, run_coverage_drop
 
     config = load_config(args.config)
     grid = Grid(top_k=5, low_k=3, reductions=FULL_REDUCTIONS, seeds=(1, 2, 3)) if args.full else \
         Grid(top_k=3, low_k=1, reductions=(0.05, 0.25, 1.0), seeds=(1, 2))
-    if args.seeds:
-        grid = Grid(**{**grid.__dict__, "seeds": tuple(range(1, args.seeds + 1))})
-    training = Training(config.ranker.params, num_boost_round=config.ranker.num_boost_round,
-                        early_stopping_rounds=config.ranker.early_stopping_rounds)
+    overrides = {"seeds": tuple(range(1, args.seeds + 1)) if args.seeds else None, "top_k": args.top,
+                 "low_k": args.low}
+    grid = Grid(**{**grid.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
+    settings = named_settings(config.ranker.params, threads=args.threads)
     folds = [1, 2, 3, 4, 5] if args.all_folds else (args.fold or [1])
+    warehouse = Path(args.warehouse) if args.warehouse else config.paths.warehouse
     with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200, fmt_str_lengths=40, tbl_hide_dataframe_shape=True):
-        for dataset in args.dataset or DATASETS:
+        for dataset in args.dataset or ("mq2008", "webis"):
             for fold in folds:
-                result = run_coverage_drop(load_split(dataset, fold), grid=grid, training=training)
-                _print_experiment(result)
-                if not args.no_store:
-                    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
-                        store_experiment(conn, result)
-                    print(f"stored as experiment {result.experiment_id} in {config.paths.warehouse}")
+                split = load_split(dataset, fold)
+                for name in args.setting or ["config"]:
+                    training = Training(settings[name], num_boost_round=config.ranker.num_boost_round,
+                                        early_stopping_rounds=config.ranker.early_stopping_rounds, setting=name)
+                    if args.no_store:
+                        _print_experiment(run_coverage_drop(split, grid=grid, training=training))
+                    else:
+                        _run_stored(split, grid, training, warehouse, config.moving_average_days)
+    return 0
+
+
+def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> None:
+    """Run one experiment, storing each run as it finishes and skipping stored cells."""
+    import time
+
+    import polars as pl
+
+    from feco.ranker.experiment import cell_count, correlations, coverage_drop_runs, experiment_id, table1
+    from feco.ranker.store import finished_cells, store_correlations, store_run
+    from feco.warehouse import named_query, open_for_write
+
+    exp_id = experiment_id(split, grid, training)
+    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
+        skip = finished_cells(conn, exp_id)
+    planned, done, started = cell_count(split, grid), 0, time.monotonic()
+    print(f"== {exp_id}: {planned} cells planned, {len(skip)} already stored", flush=True)
+    for record in coverage_drop_runs(split, grid=grid, training=training, skip=skip):
+        # One short write per run: the warehouse is free for readers between runs.
+        with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
+            store_run(conn, record)
+        run, cell = record.model_run, record.cell
+        done += cell is not None
+        change = "" if cell is None else f"  Δ {cell['d_ndcg8']:+.4f}"
+        print(f"   {run['run_id'].removeprefix(exp_id + ':')}: NDCG@8 {run['ndcg8']:.4f} (feco){change}"
+              f"  [{done}/{planned - len(skip)} new cells, {time.monotonic() - started:.0f}s]", flush=True)
+    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
+        cells = named_query(conn, "coverage_drop_cells").filter(pl.col("experiment_id") == exp_id)
+        store_correlations(conn, exp_id, correlations(cells))
+    print(table1(cells).drop("dataset", "fold"))
+    print(f"stored as experiment {exp_id} in {warehouse}", flush=True)
+
+
+def _coverage_drop_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import polars as pl
+
+    from feco.config import load_config
+    from feco.errors import DataError
+    from feco.ranker import claims
+    from feco.warehouse import named_query, open_read_only
+
+    config = load_config(args.config)
+    warehouse = Path(args.warehouse) if args.warehouse else config.paths.warehouse
+    with open_read_only(warehouse, wait_seconds=60) as conn:
+        cells = named_query(conn, "coverage_drop_cells")
+        deltas = named_query(conn, "coverage_drop_query_deltas")
+        references = named_query(conn, "coverage_drop_reference_runs")
+        shifts = named_query(conn, "coverage_drop_importance_shift")
+    if cells.is_empty():
+        raise DataError(f"no coverage-drop cells in {warehouse}: run `feco experiment coverage-drop` first")
+    by = ["dataset", "setting", "mode"]
+    table = claims.sensitivity_table(deltas, resamples=args.resamples)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
+        print("Stored grid (cells per dataset and setting; fold_features = (fold, feature) pairs reduced)")
+        print(claims.experiments_run(cells))
+        print("\nRetraining noise: controls retrained on unperturbed data, one per seed (NDCG@8, feco's convention)")
+        print(claims.retrain_noise(references))
+        print("\nNDCG@8 change [95% bootstrap interval over queries], folds pooled; test: against the baseline, "
+              "retrain: against the same-seed control")
+        print(claims.interval_grid(table))
+        print("\nWithin-feature correlation of coverage and NDCG@8 change (mean over fold x feature; "
+              "permutation p within features)")
+        print(claims.within_feature_correlations(cells, by=by, permutations=args.resamples))
+        print("\nBaseline SHAP share against NDCG@8 loss, per share (Spearman, permutation p; one point per fold x feature)")
+        print(claims.importance_loss_correlations(cells, by=by, permutations=args.resamples))
+        print("\nTop feature's SHAP share before and after losing 5% of its coverage (Figures 1/2; folds and seeds averaged)")
+        print(claims.importance_shift_table(shifts))
+        print(f"\nPower: queries needed to see the top feature's loss at r = 5% (measured), and a loss of "
+              f"{args.effect:g}, paired test, 5% two-sided, 80% power")
+        print(claims.power_table(table, effect=args.effect))
     return 0
 
 

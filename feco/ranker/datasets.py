@@ -1,9 +1,11 @@
 """The public learning-to-rank sets of ``../shared/data/ltr``, read in place, as folds.
 
-MQ2008 uses the five folds of its readme (Fold1 = train S1–S3, validate S4, test S5, then
-rotating). The Webis ClueWeb09 set ships five disjoint test files and no fold map; feco
-rotates them the same way (fold k tests on file k, validates on the next, trains on the other
-three), so both sets are split alike.
+MQ2008 and MQ2007-agg use the five folds of their readme (Fold1 = train S1–S3, validate S4,
+test S5, then rotating: fold k tests on S(k−1), S5 for k = 1). The Webis ClueWeb09 set ships
+five disjoint files ``fold1.test.txt`` … ``fold5.test.txt`` and no fold map; feco rotates them
+the same way, so fold 1 trains on files 1–3, validates on file 4 and tests on
+``fold5.test.txt``, fold k tests on file k − 1. MQ2007-agg's ``NULL`` (not ranked) stays null:
+missing, never covered.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ import polars as pl
 from feco.errors import DataError, UsageError
 from feco.letor import read_letor
 
-DATASETS = ("mq2008", "webis")
+DATASETS = ("mq2008", "webis", "mq2007agg")
 FOLDS = (1, 2, 3, 4, 5)
 _FILES = {
     "mq2008": ("mq2008", [f"S{i}.txt" for i in FOLDS]),
     "webis": ("webis_clueweb09", [f"fold{i}.test.txt" for i in FOLDS]),
+    "mq2007agg": ("mq2007_agg", [f"S{i}.txt" for i in FOLDS]),
 }
 
 
@@ -42,7 +45,7 @@ def default_root() -> Path:
 
 
 def load_split(dataset: str, fold: int = 1, *, root: Path | None = None) -> Split:
-    """Read fold ``fold`` of ``dataset`` (``"mq2008"`` or ``"webis"``).
+    """Read fold ``fold`` of ``dataset`` (``"mq2008"``, ``"webis"`` or ``"mq2007agg"``).
 
     Examples
     --------

@@ -3,9 +3,12 @@
 Baseline: train on the fold, score the test set, rank features by mean |SHAP|. Then, for the
 top-k features and (as a contrast) low-importance ones, reduce the feature's coverage by each
 share r, over several seeds, in two modes: ``test`` (the test set only, model fixed) and
-``retrain`` (train, validation and test sets, model retrained with the same parameters). Each
+``retrain`` (train, validation and test sets, model retrained with the same parameters and the
+cell's seed). Each seed also gets a control: the model retrained on unperturbed data. Each
 cell records measured coverage, NDCG@4/8 under feco's and LightGBM's conventions, the change
-from the baseline, and every feature's SHAP and gain importance.
+from its reference (the baseline in test mode, the same-seed control in retrain mode) and
+per-query NDCG; the cells at the smallest share also every feature's SHAP and gain importance.
+The statistics over the stored grid are in :mod:`feco.ranker.claims`.
 """
 
 from __future__ import annotations
@@ -13,15 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
-from scipy import stats
 
+from feco.ranker.claims import importance_loss_correlations, within_feature_correlations
 from feco.ranker.datasets import Split
-from feco.ranker.importance import importances
+from feco.ranker.importance import IMPORTANCE_SCHEMA, importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.perturb import coverage_of, reduce_coverage
 
@@ -31,6 +33,23 @@ NDCG_COLUMNS = ("ndcg4", "ndcg8", "ndcg4_lightgbm", "ndcg8_lightgbm")
 # A feature needs this much test coverage to be a low-importance contrast: reducing a feature
 # that is almost never covered changes nothing and says nothing.
 MIN_CONTRAST_COVERAGE = 0.10
+# The named LightGBM settings the sensitivity table compares. "config" is [ranker.params];
+# "plain" is lambdarank with LightGBM's defaults but the learning rate (every feature seen at
+# every split, no bagging); "regularised" is shallower, L2-penalised and sees half the features
+# per tree, which spreads importance over correlated features even more than the config does.
+PLAIN = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20}
+REGULARISED = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 7, "min_data_in_leaf": 50,
+               "lambda_l2": 10.0, "feature_fraction": 0.5, "bagging_fraction": 0.7, "bagging_freq": 1}
+SETTINGS = ("plain", "config", "regularised")
+CELL_SCHEMA = {
+    "experiment_id": pl.String, "run_id": pl.String, "dataset": pl.String, "fold": pl.Int64, "setting": pl.String,
+    "mode": pl.String, "feature": pl.String, "role": pl.String, "baseline_rank": pl.Int64,
+    "baseline_shap_share": pl.Float64, "baseline_gain_share": pl.Float64, "reduction": pl.Float64, "seed": pl.Int64,
+    "coverage_test_before": pl.Float64, "coverage_test_after": pl.Float64, "coverage_train_after": pl.Float64,
+    "best_iteration": pl.Int64, "train_seconds": pl.Float64, **{c: pl.Float64 for c in NDCG_COLUMNS},
+    **{f"d_{c}": pl.Float64 for c in NDCG_COLUMNS}, "queries": pl.Int64, "queries_no_relevant": pl.Int64,
+}
+RUN_SCHEMA = {"params": pl.String, "train_seconds": pl.Float64}
 
 
 @dataclass(frozen=True)
@@ -47,65 +66,143 @@ class Grid:
 
 @dataclass(frozen=True)
 class Training:
-    """The model settings every cell shares (the paper keeps them fixed)."""
+    """The model settings every cell shares (the paper keeps them fixed); ``setting`` names
+    them in the experiment id and the tables."""
 
     params: Mapping[str, object]
     num_boost_round: int = 500
     early_stopping_rounds: int = 30
+    setting: str = "config"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One evaluated model: its ``model_runs`` row, importances, per-query NDCG and, for a
+    coverage-drop cell, its ``coverage_drop_results`` row (None for a baseline or control)."""
+
+    model_run: dict
+    importance: pl.DataFrame
+    query_ndcg: pl.DataFrame
+    cell: dict | None = None
 
 
 @dataclass
 class ExperimentResult:
-    """Frames for the warehouse: ``model_runs``, ``feature_importance``, cells, correlations."""
+    """Frames for the warehouse: ``model_runs``, ``feature_importance``, cells, per-query NDCG,
+    correlations."""
 
     experiment_id: str
     model_runs: pl.DataFrame
     importance: pl.DataFrame
     cells: pl.DataFrame
+    query_ndcg: pl.DataFrame
     correlations: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def run_coverage_drop(split: Split, *, grid: Grid = Grid(), training: Training) -> ExperimentResult:
-    """Run the coverage-drop grid on one fold.
+    """Run the coverage-drop grid on one fold and collect every run in memory.
 
     Examples
     --------
     >>> result = run_coverage_drop(load_split("mq2008", 1), training=Training(params))  # doctest: +SKIP
     >>> print(table1(result.cells))  # doctest: +SKIP
     """
-    experiment_id = _experiment_id(split, grid, training)
-    baseline, base_row, base_importance = _baseline(split, grid, training, experiment_id)
-    chosen = _chosen_features(base_importance, split.test, grid)
-    runs, importance, cells = [base_row], [base_importance.with_columns(pl.lit(base_row["run_id"]).alias("run_id"))], []
+    records = list(coverage_drop_runs(split, grid=grid, training=training))
+    cells = cells_frame([r.cell for r in records if r.cell is not None])
+    return ExperimentResult(experiment_id(split, grid, training),
+                            pl.DataFrame([r.model_run for r in records], schema_overrides=RUN_SCHEMA),
+                            pl.concat([r.importance for r in records]), cells,
+                            pl.concat([r.query_ndcg for r in records]), correlations(cells))
+
+
+def coverage_drop_runs(split: Split, *, grid: Grid = Grid(), training: Training,
+                       skip: frozenset[str] = frozenset()) -> Iterator[RunRecord]:
+    """Yield the baseline, one no-perturbation retrain per seed (the control), then every
+    cell whose run id is not in ``skip``, each as soon as it is done, so a caller can store
+    it and a rerun can resume.
+
+    A retrained cell uses its seed as LightGBM's seed too; its deltas are taken against the
+    control of the same seed, so they measure the coverage drop and not retraining noise.
+    Test-mode deltas are taken against the baseline.
+
+    Examples
+    --------
+    >>> for record in coverage_drop_runs(split, training=Training(params)):  # doctest: +SKIP
+    ...     store_run(conn, record)
+    """
+    exp_id = experiment_id(split, grid, training)
+    baseline = _train(split.train, split.valid, split.features, training.params, training)
+    base = _evaluated(baseline, split.test, grid, run_id=f"{exp_id}:baseline", kind="coverage_drop:baseline",
+                      split=split, experiment_id=exp_id, params=training.params)
+    yield base
+    references = {"test": {seed: base for seed in grid.seeds}}
+    if "retrain" in grid.modes:
+        references["retrain"] = {}
+        for seed in grid.seeds:
+            params = _seeded(training.params, seed)
+            model = _train(split.train, split.valid, split.features, params, training)
+            references["retrain"][seed] = _evaluated(
+                model, split.test, grid, run_id=f"{exp_id}:control:{seed}", kind="coverage_drop:control",
+                split=split, experiment_id=exp_id, params=params)
+            yield references["retrain"][seed]
+    chosen = _chosen_features(base.importance, split.test, grid)
     for mode in grid.modes:
         for role, feature in chosen:
             for reduction in grid.reductions:
                 for seed in grid.seeds:
-                    row, imp = _cell(split, baseline, grid, training, mode=mode, feature=feature,
-                                     reduction=reduction, seed=seed, experiment_id=experiment_id)
-                    cells.append(row | _describe_feature(base_importance, feature, role) | _deltas(row, base_row))
-                    runs.append(_run_row(row, kind=f"coverage_drop:{mode}", split=split, experiment_id=experiment_id))
-                    importance.append(imp.with_columns(pl.lit(row["run_id"]).alias("run_id")))
-    cells_frame = pl.DataFrame(cells).with_columns(pl.lit(experiment_id).alias("experiment_id"),
-                                                   pl.lit(split.dataset).alias("dataset"),
-                                                   pl.lit(split.fold).alias("fold"))
-    return ExperimentResult(experiment_id, pl.DataFrame(runs), pl.concat(importance), cells_frame,
-                            correlations(cells_frame))
+                    run_id = f"{exp_id}:{mode}:{feature}:{reduction:g}:{seed}"
+                    if run_id in skip:
+                        continue
+                    yield _cell(split, baseline, grid, training, mode=mode, feature=feature, role=role,
+                                reduction=reduction, seed=seed, run_id=run_id,
+                                reference=references[mode][seed], base_importance=base.importance)
 
 
-def _baseline(split: Split, grid: Grid, training: Training, experiment_id: str):
-    model = _train(split.train, split.valid, split.features, training)
+def named_settings(config_params: Mapping[str, object], *, threads: int) -> dict[str, dict]:
+    """The settings of :data:`SETTINGS` by name, each deterministic on ``threads`` threads.
+
+    Examples
+    --------
+    >>> named_settings({"objective": "lambdarank"}, threads=1)["plain"]["num_leaves"]
+    31
+    """
+    fixed = {"num_threads": threads, "deterministic": True, "force_col_wise": True, "verbose": -1}
+    return {name: {"seed": 1, **params, **fixed}
+            for name, params in (("plain", PLAIN), ("config", config_params), ("regularised", REGULARISED))}
+
+
+def cell_count(split: Split, grid: Grid) -> int:
+    """How many cells :func:`coverage_drop_runs` plans (baseline and controls not counted)."""
+    features = grid.top_k + grid.low_k
+    return len(grid.modes) * min(features, len(split.features)) * len(grid.reductions) * len(grid.seeds)
+
+
+def _evaluated(model: TrainedRanker, test: pl.DataFrame, grid: Grid, *, run_id: str, kind: str, split: Split,
+               experiment_id: str, params: Mapping[str, object] | None = None, explain: bool = True) -> RunRecord:
     started = time.perf_counter()
-    scores = predict_scores(model, split.test)
+    scores = predict_scores(model, test)
     predict_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    imp = importances(model, split.test, sample_rows=grid.shap_sample_rows, seed=0)
-    row = {"run_id": f"{experiment_id}:baseline", "best_iteration": model.best_iteration,
-           "train_seconds": model.seconds, "predict_seconds": predict_seconds,
-           "shap_seconds": time.perf_counter() - started, "shap_rows": min(grid.shap_sample_rows, split.test.height),
-           **ndcg_summary(score_ndcg(split.test, scores))}
-    return model, _run_row(row, kind="coverage_drop:baseline", split=split, experiment_id=experiment_id,
-                           params=training.params), imp
+    imp = (importances(model, test, sample_rows=grid.shap_sample_rows, seed=0) if explain
+           else pl.DataFrame(schema=IMPORTANCE_SCHEMA))
+    shap_seconds = time.perf_counter() - started if explain else None
+    evaluations = score_ndcg(test, scores)
+    row = {"kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
+           "run_id": run_id, "params": json.dumps(dict(params), sort_keys=True) if params else None,
+           "best_iteration": model.best_iteration,
+           "train_seconds": model.seconds if kind != "coverage_drop:test" else None,
+           "predict_seconds": predict_seconds, "shap_seconds": shap_seconds,
+           "shap_rows": min(grid.shap_sample_rows, test.height) if explain else None, **ndcg_summary(evaluations)}
+    return RunRecord(row, imp.with_columns(pl.lit(run_id).alias("run_id")),
+                     _query_ndcg(evaluations["feco"].per_query, run_id))
+
+
+def _query_ndcg(per_query: pl.DataFrame, run_id: str) -> pl.DataFrame:
+    """Per-query NDCG@4/8 under feco's convention: queries with no relevant document are left
+    out, as they are of the mean."""
+    return (per_query.filter(pl.col("ndcg@8").is_not_null())
+            .select(pl.lit(run_id).alias("run_id"), pl.col("query").cast(pl.Int64).alias("qid"),
+                    pl.col("ndcg@4").alias("ndcg4"), pl.col("ndcg@8").alias("ndcg8")))
 
 
 def _chosen_features(base_importance: pl.DataFrame, test: pl.DataFrame, grid: Grid) -> list[tuple[str, str]]:
@@ -116,31 +213,49 @@ def _chosen_features(base_importance: pl.DataFrame, test: pl.DataFrame, grid: Gr
     return [("top", f) for f in top] + [("low", f) for f in contrast[: grid.low_k]]
 
 
-def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training, *, mode: str,
-          feature: str, reduction: float, seed: int, experiment_id: str):
+def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training, *, mode: str, feature: str,
+          role: str, reduction: float, seed: int, run_id: str, reference: RunRecord,
+          base_importance: pl.DataFrame) -> RunRecord:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     test = reduce_coverage(split.test, feature, share=reduction, seed=_seed(seed, feature, reduction, "test"))
-    row = {"run_id": f"{experiment_id}:{mode}:{feature}:{reduction:g}:{seed}", "mode": mode,
-           "feature": feature, "reduction": reduction, "seed": seed,
-           "coverage_test_before": coverage_of(split.test, feature), "coverage_test_after": coverage_of(test, feature),
-           "coverage_train_after": None}
-    model = baseline
+    model, params, train_coverage = baseline, None, None
     if mode == "retrain":
         train = reduce_coverage(split.train, feature, share=reduction, seed=_seed(seed, feature, reduction, "train"))
         valid = reduce_coverage(split.valid, feature, share=reduction, seed=_seed(seed, feature, reduction, "valid"))
-        model = _train(train, valid, split.features, training)
-        row["coverage_train_after"] = coverage_of(train, feature)
-    row |= {"best_iteration": model.best_iteration,
-            "train_seconds": model.seconds if mode == "retrain" else None,
-            **ndcg_summary(score_ndcg(test, predict_scores(model, test)))}
-    return row, importances(model, test, sample_rows=grid.shap_sample_rows, seed=0)
+        params = _seeded(training.params, seed)
+        model = _train(train, valid, split.features, params, training)
+        train_coverage = coverage_of(train, feature)
+    # SHAP is a third of a cell's time; the importance shift is read at the smallest share only
+    # (the paper's Figures 1 and 2), so the other cells skip it.
+    record = _evaluated(model, test, grid, run_id=run_id, kind=f"coverage_drop:{mode}", split=split,
+                        experiment_id=reference.model_run["experiment_id"], params=params,
+                        explain=reduction == min(grid.reductions))
+    run = record.model_run
+    cell = {"experiment_id": run["experiment_id"], "run_id": run_id, "dataset": split.dataset, "fold": split.fold,
+            "setting": training.setting, "mode": mode, "feature": feature, "reduction": reduction, "seed": seed,
+            "coverage_test_before": coverage_of(split.test, feature), "coverage_test_after": coverage_of(test, feature),
+            "coverage_train_after": train_coverage,
+            **{k: run[k] for k in ("best_iteration", "train_seconds", *NDCG_COLUMNS, "queries", "queries_no_relevant")},
+            **_describe_feature(base_importance, feature, role), **_deltas(run, reference.model_run)}
+    return RunRecord(run, record.importance, record.query_ndcg, cell)
 
 
-def _train(train, valid, features, training: Training) -> TrainedRanker:
-    return train_ranker(train, valid, features=features, params=training.params,
+def cells_frame(cells: list[dict]) -> pl.DataFrame:
+    """Cell rows as a frame with the table's types."""
+    # An explicit schema: the test-mode cells come first and have no train coverage, so
+    # polars would type that column as Null from its first 100 rows and fail on the rest.
+    return pl.DataFrame(cells, schema=CELL_SCHEMA)
+
+
+def _train(train, valid, features, params: Mapping[str, object], training: Training) -> TrainedRanker:
+    return train_ranker(train, valid, features=features, params=params,
                         num_boost_round=training.num_boost_round,
                         early_stopping_rounds=training.early_stopping_rounds)
+
+
+def _seeded(params: Mapping[str, object], seed: int) -> dict:
+    return {**params, "seed": seed}
 
 
 def _describe_feature(base_importance: pl.DataFrame, feature: str, role: str) -> dict:
@@ -149,17 +264,9 @@ def _describe_feature(base_importance: pl.DataFrame, feature: str, role: str) ->
             "baseline_gain_share": row["gain_share"]}
 
 
-def _deltas(row: dict, base: dict) -> dict:
-    return {f"d_{c}": None if row[c] is None or base[c] is None else row[c] - base[c] for c in NDCG_COLUMNS}
-
-
-def _run_row(row: dict, *, kind: str, split: Split, experiment_id: str,
-             params: Mapping[str, object] | None = None) -> dict:
-    keep = ("run_id", "best_iteration", "train_seconds", "predict_seconds", "shap_seconds", "shap_rows",
-            *NDCG_COLUMNS, "queries", "queries_no_relevant")
-    return {"kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
-            "params": json.dumps(dict(params), sort_keys=True) if params else None,
-            **{k: row.get(k) for k in keep}}
+def _deltas(row: dict, reference: dict) -> dict:
+    return {f"d_{c}": None if row[c] is None or reference[c] is None else row[c] - reference[c]
+            for c in NDCG_COLUMNS}
 
 
 def _seed(seed: int, feature: str, reduction: float, part: str) -> int:
@@ -167,61 +274,46 @@ def _seed(seed: int, feature: str, reduction: float, part: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}|{feature}|{reduction:g}|{part}".encode()).digest()[:8], "big")
 
 
-def _experiment_id(split: Split, grid: Grid, training: Training) -> str:
-    settings = json.dumps({"grid": asdict(grid), "params": dict(training.params),
-                           "rounds": training.num_boost_round, "stop": training.early_stopping_rounds},
+def experiment_id(split: Split, grid: Grid, training: Training) -> str:
+    """``<dataset>-fold<k>-<setting>-<digest>``: the digest covers what decides the baseline
+    and the feature ranking (parameters, rounds, SHAP rows) but not the seeds, shares, modes
+    or how many top and low features are taken (a smaller grid's cells are a subset of a
+    larger one's), so a larger grid adds cells to the same experiment."""
+    settings = json.dumps({"params": dict(training.params), "rounds": training.num_boost_round,
+                           "stop": training.early_stopping_rounds, "shap_rows": grid.shap_sample_rows},
                           sort_keys=True, default=str)
-    return f"{split.dataset}-fold{split.fold}-{hashlib.sha256(settings.encode()).hexdigest()[:8]}"
+    digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
+    return f"{split.dataset}-fold{split.fold}-{training.setting}-{digest}"
 
 
 def correlations(cells: pl.DataFrame) -> pl.DataFrame:
-    """Pearson and Spearman (with p-values) of coverage against NDCG, and of baseline
-    importance against the NDCG loss a drop causes, per dataset, fold and mode.
+    """Correlations of one experiment's cells for ``coverage_drop_correlations``, per dataset,
+    fold and mode (see :mod:`feco.ranker.claims`).
 
-    Rows: ``x``/``y`` name the variables; ``scope`` is ``grid`` (every cell, features
-    pooled), ``within_feature`` (coverage against NDCG inside each feature's cells, the
-    coefficients averaged over features) or ``r=<share>`` (features compared at one share).
+    Rows: ``scope`` ``within_feature`` is coverage against the NDCG@8 change inside each
+    feature (Pearson and Spearman averaged over features, permutation p-values); ``r=<share>``
+    is the features' baseline SHAP share against the NDCG@8 they lose at that share (Spearman,
+    permutation p). Features are never pooled across coverage levels: that mixes a feature of
+    coverage 0.14 with one of 0.94.
 
     Examples
     --------
     >>> correlations(result.cells).columns  # doctest: +SKIP
     ['dataset', 'fold', 'mode', 'scope', 'x', 'y', 'n', 'pearson', 'pearson_p', 'spearman', 'spearman_p']
     """
-    rows = []
-    for (dataset, fold, mode), part in cells.group_by(["dataset", "fold", "mode"], maintain_order=True):
-        key = {"dataset": dataset, "fold": fold, "mode": mode}
-        for y in ("ndcg4", "ndcg8"):
-            rows.append(key | {"scope": "grid"} | _pair(part, "coverage_test_after", y))
-            per_feature = [_pair(f, "coverage_test_after", y) for _, f in part.group_by("feature")]
-            rows.append(key | {"scope": "within_feature"} | _average(per_feature, "coverage_test_after", y))
-        loss = part.group_by("feature", "reduction").agg(pl.col("baseline_shap_share").first(),
-                                                         (-pl.col("d_ndcg8")).mean().alias("ndcg8_loss"))
-        rows.append(key | {"scope": "grid"} | _pair(loss, "baseline_shap_share", "ndcg8_loss"))
-        for (reduction,), at in loss.sort("reduction").group_by("reduction", maintain_order=True):
-            rows.append(key | {"scope": f"r={reduction:g}"} | _pair(at, "baseline_shap_share", "ndcg8_loss"))
+    by = ["dataset", "fold", "mode"]
+    within = (within_feature_correlations(cells, by=by) if cells.height else pl.DataFrame())
+    loss = (importance_loss_correlations(cells, by=by) if cells.height else pl.DataFrame())
+    rows = [{**{k: r[k] for k in by}, "scope": "within_feature", "x": "coverage_test_after", "y": "d_ndcg8",
+             "n": r["points"], **{k: r[k] for k in ("pearson", "pearson_p", "spearman", "spearman_p")}}
+            for r in within.iter_rows(named=True)]
+    rows += [{**{k: r[k] for k in by}, "scope": f"r={r['reduction']:g}", "x": "baseline_shap_share",
+              "y": "ndcg8_loss", "n": r["points"], "pearson": None, "pearson_p": None,
+              "spearman": r["spearman"], "spearman_p": r["spearman_p"]}
+             for r in loss.iter_rows(named=True)]
     return pl.DataFrame(rows, schema={"dataset": pl.String, "fold": pl.Int64, "mode": pl.String, "scope": pl.String,
                                       "x": pl.String, "y": pl.String, "n": pl.Int64, "pearson": pl.Float64,
                                       "pearson_p": pl.Float64, "spearman": pl.Float64, "spearman_p": pl.Float64})
-
-
-def _pair(frame: pl.DataFrame, x: str, y: str) -> dict:
-    data = frame.select(x, y).drop_nulls()
-    a, b = data.get_column(x).to_numpy(), data.get_column(y).to_numpy()
-    out = {"x": x, "y": y, "n": len(a), "pearson": None, "pearson_p": None, "spearman": None, "spearman_p": None}
-    # Correlation is undefined for fewer than three points or a constant variable.
-    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return out
-    pearson, spearman = stats.pearsonr(a, b), stats.spearmanr(a, b)
-    return out | {"pearson": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
-                  "spearman": float(spearman.statistic), "spearman_p": float(spearman.pvalue)}
-
-
-def _average(results: list[dict], x: str, y: str) -> dict:
-    defined = [r for r in results if r["pearson"] is not None]
-    mean = (lambda key: float(np.mean([r[key] for r in defined])) if defined else None)
-    # p-values do not average into a test; the pooled rows carry them.
-    return {"x": x, "y": y, "n": sum(r["n"] for r in defined), "pearson": mean("pearson"), "pearson_p": None,
-            "spearman": mean("spearman"), "spearman_p": None}
 
 
 def table1(cells: pl.DataFrame, *, baseline: Mapping[str, float] | None = None) -> pl.DataFrame:

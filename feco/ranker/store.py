@@ -1,8 +1,9 @@
 """Write ranker results to the warehouse: replace by key in one transaction.
 
 An experiment's rows (its model runs, importances, cells and correlations) are replaced as a
-whole by experiment id, a reference model's by run id, a day's scores by ds: running the same
-thing twice leaves the same rows.
+whole by experiment id, or one run at a time by run id as the grid goes (so a stopped grid
+resumes), a reference model's by run id, a day's scores by ds: running the same thing twice
+leaves the same rows.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import polars as pl
 from feco.warehouse import named_query, replace_rows
 
 if TYPE_CHECKING:
-    from feco.ranker.experiment import ExperimentResult
+    from feco.ranker.experiment import ExperimentResult, RunRecord
 
 
 def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult") -> None:
@@ -32,10 +33,44 @@ def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult"
     replace_rows(conn, [
         ("feature_importance", "run_id IN (SELECT run_id FROM model_runs WHERE experiment_id = $experiment_id)",
          key, result.importance),
+        ("coverage_drop_query_ndcg", "run_id IN (SELECT run_id FROM model_runs WHERE experiment_id = $experiment_id)",
+         key, result.query_ndcg),
         ("model_runs", "experiment_id = $experiment_id", key, result.model_runs),
         ("coverage_drop_results", "experiment_id = $experiment_id", key, result.cells),
         ("coverage_drop_correlations", "experiment_id = $experiment_id", key, correlations),
     ])
+
+
+def store_run(conn: duckdb.DuckDBPyConnection, record: "RunRecord") -> None:
+    """Replace one coverage-drop run (baseline, control or cell) with everything it measured.
+
+    Examples
+    --------
+    >>> for record in coverage_drop_runs(split, training=training, skip=finished_cells(conn, exp_id)):  # doctest: +SKIP
+    ...     store_run(conn, record)
+    """
+    from feco.ranker.experiment import cells_frame
+
+    key = {"run_id": record.model_run["run_id"]}
+    cells = cells_frame([record.cell] if record.cell else [])
+    replace_rows(conn, [
+        ("feature_importance", "run_id = $run_id", key, record.importance),
+        ("coverage_drop_query_ndcg", "run_id = $run_id", key, record.query_ndcg),
+        ("model_runs", "run_id = $run_id", key, pl.DataFrame([record.model_run])),
+        ("coverage_drop_results", "run_id = $run_id", key, cells),
+    ])
+
+
+def finished_cells(conn: duckdb.DuckDBPyConnection, experiment_id: str) -> frozenset[str]:
+    """Run ids of the experiment's cells already stored."""
+    return frozenset(named_query(conn, "coverage_drop_finished_cells", {"experiment_id": experiment_id})["run_id"])
+
+
+def store_correlations(conn: duckdb.DuckDBPyConnection, experiment_id: str, correlations: pl.DataFrame) -> None:
+    """Replace one experiment's correlation rows."""
+    replace_rows(conn, [("coverage_drop_correlations", "experiment_id = $experiment_id",
+                         {"experiment_id": experiment_id},
+                         correlations.with_columns(pl.lit(experiment_id).alias("experiment_id")))])
 
 
 def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.DataFrame) -> None:

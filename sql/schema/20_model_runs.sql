@@ -1,7 +1,8 @@
 -- model_runs: one row per trained or evaluated ranker (feco.ranker), experiments and daily.
 -- kind: 'reference' (the pipeline's ranker, a versioned artifact), 'coverage_drop:baseline',
--- 'coverage_drop:test' (baseline model on a test set with one feature's coverage reduced) or
--- 'coverage_drop:retrain' (model retrained on reduced data). NDCG are test-set means: ndcg4/8
+-- 'coverage_drop:test' (baseline model on a test set with one feature's coverage reduced),
+-- 'coverage_drop:retrain' (model retrained on reduced data) or 'coverage_drop:control' (retrained on
+-- unperturbed data with a cell's seed: the retraining noise). NDCG are test-set means: ndcg4/8
 -- under feco's conventions (queries with no relevant document excluded, counted in
 -- queries_no_relevant), *_lightgbm under LightGBM's (such a query scores 1).
 -- version, artifact, train_start/end and valid_from are set for 'reference' runs only: a

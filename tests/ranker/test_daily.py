@@ -92,7 +92,7 @@ def test_important_feature_incident_alerts_and_drops_ndcg(pipeline):
     alert = query(config, f"SELECT * FROM alerts WHERE ds = DATE '{IMPORTANT}' AND feature = 'eng_ctr_30d' "
                           "AND status = 'open'").row(0, named=True)
     assert alert["severity"] == "critical" and alert["importance"] > 1 / len(FEATURES)
-    assert f"NDCG@8 {change:+.3f}" in alert["detail"]
+    assert f"NDCG@8 {change:+.3f} vs the mean of the days scored in the 7 before" in alert["detail"]
 
 
 def test_unimportant_feature_incident_alerts_low_and_leaves_ndcg(pipeline):

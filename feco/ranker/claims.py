@@ -1,0 +1,275 @@
+"""The FeCo paper's claims tested on the stored coverage-drop grid, with the statistics they need.
+
+Three claims: (1) a coverage drop costs NDCG, more the larger the drop; (2) within a feature,
+coverage and NDCG correlate; (3) more important features cost more when they lose coverage.
+
+- **Intervals over queries.** A cell's NDCG change is a mean over test queries; its 95%
+  interval is a percentile bootstrap over queries of the per-query change (against the
+  baseline in test mode, against the same-seed control in retrain mode), seeds averaged per
+  query first. Pooled rows (a dataset over folds) resample the union of the folds' test
+  queries, which are disjoint.
+- **Distinct points.** Cells whose outcome is identical across seeds (r = 100% in test mode,
+  or a feature the model never uses) are one observation, not several.
+- **Within-feature correlations.** Coverage against NDCG change inside each (fold, feature),
+  with the r = 0 point (the reference, change 0), so features of coverage 0.14 and 0.94 are
+  never pooled; the mean coefficient over features is tested by permuting the changes
+  within each feature.
+- **Power.** Queries needed to see a given NDCG@8 loss with a paired two-sided test at 5%
+  and 80% power, at the per-query spread measured here.
+
+Every NDCG here is feco's convention (gain 2^rel - 1, ideal over the judged documents,
+queries with no relevant document left out).
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+OUTCOME = ("experiment_id", "mode", "feature", "reduction", "ndcg4", "ndcg8")
+CELL = ["dataset", "setting", "mode", "features", "reduction"]
+
+
+def distinct_cells(cells: pl.DataFrame) -> pl.DataFrame:
+    """The cells with repeated outcomes counted once (the lowest seed kept).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> cells = pl.DataFrame({"experiment_id": ["e"] * 2, "mode": ["test"] * 2, "feature": ["f1"] * 2,
+    ...                       "reduction": [1.0] * 2, "seed": [1, 2], "ndcg4": [0.5] * 2, "ndcg8": [0.6] * 2})
+    >>> distinct_cells(cells).height
+    1
+    """
+    return cells.sort("seed").unique(list(OUTCOME), keep="first", maintain_order=True)
+
+
+def feature_group(role: pl.Expr, rank: pl.Expr) -> pl.Expr:
+    """``top1``, ``top2-5`` or ``low`` from a cell's role and baseline SHAP rank."""
+    return pl.when(role == "low").then(pl.lit("low")).when(rank == 1).then(pl.lit("top1")).otherwise(pl.lit("top2-5"))
+
+
+def sensitivity_table(query_deltas: pl.DataFrame, *, resamples: int = 2_000, seed: int = 0) -> pl.DataFrame:
+    """Mean NDCG@4/8 change per dataset, setting, mode, feature group and share, pooled over
+    folds, with a 95% bootstrap interval over queries and the per-query spread.
+
+    ``query_deltas`` is the ``coverage_drop_query_deltas`` query's result.
+
+    Examples
+    --------
+    >>> sensitivity_table(named_query(conn, "coverage_drop_query_deltas"))  # doctest: +SKIP
+    """
+    per_query = (query_deltas.with_columns(feature_group(pl.col("role"), pl.col("baseline_rank")).alias("features"))
+                 .group_by(*CELL, "fold", "qid")
+                 .agg(pl.col("d_ndcg4").mean(), pl.col("d_ndcg8").mean(), pl.col("seed").n_unique().alias("seeds")))
+    rows = []
+    rng = np.random.default_rng(seed)
+    for key, part in per_query.group_by(CELL, maintain_order=True):
+        d8 = part.get_column("d_ndcg8").to_numpy()
+        low, high = bootstrap_interval(d8, resamples=resamples, rng=rng)
+        rows.append(dict(zip(CELL, key)) | {
+            "folds": part.get_column("fold").n_unique(), "queries": len(d8),
+            "d_ndcg4": float(part.get_column("d_ndcg4").mean()), "d_ndcg8": float(d8.mean()),
+            "ci_low": low, "ci_high": high, "query_sd": float(d8.std(ddof=1)) if len(d8) > 1 else None})
+    return pl.DataFrame(rows).sort(CELL)
+
+
+def bootstrap_interval(values: np.ndarray, *, resamples: int = 2_000, level: float = 0.95,
+                       rng: np.random.Generator | None = None) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``.
+
+    Examples
+    --------
+    >>> low, high = bootstrap_interval(np.array([0.0, 0.1, 0.2, 0.3]), rng=np.random.default_rng(0))
+    >>> 0.0 <= low < 0.15 < high <= 0.3
+    True
+    """
+    rng = rng or np.random.default_rng(0)
+    values = np.asarray(values, dtype=np.float64)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+
+
+def within_feature_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 2_000,
+                                seed: int = 0) -> pl.DataFrame:
+    """Pearson and Spearman of coverage against NDCG@8 change inside each (experiment,
+    feature), averaged over features per ``by`` group, with permutation p-values.
+
+    Each feature contributes its distinct cells plus the reference point (its coverage before
+    the drop, change 0). The p-value permutes the changes within every feature at once and
+    compares the mean coefficient, two-sided.
+
+    Examples
+    --------
+    >>> within_feature_correlations(cells, by=["dataset", "setting", "mode"])  # doctest: +SKIP
+    """
+    points = _with_reference_points(distinct_cells(cells))
+    rows = []
+    rng = np.random.default_rng(seed)
+    for key, part in points.group_by(by, maintain_order=True):
+        strata = [(f.get_column("coverage").to_numpy(), f.get_column("d_ndcg8").to_numpy())
+                  for _, f in part.group_by("experiment_id", "feature", maintain_order=True)]
+        strata = [(x, y) for x, y in strata if len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0]
+        out = dict(zip(by, key)) | {"features": len(strata), "points": sum(len(x) for x, _ in strata)}
+        for name, transform in (("pearson", _identity), ("spearman", _ranks)):
+            coefficient, p_value = _stratified_permutation(
+                [(transform(x), transform(y)) for x, y in strata], permutations=permutations, rng=rng)
+            out |= {name: coefficient, f"{name}_p": p_value}
+        rows.append(out)
+    return pl.DataFrame(rows)
+
+
+def importance_loss_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 2_000,
+                                 seed: int = 0) -> pl.DataFrame:
+    """Spearman of a feature's baseline SHAP share against the NDCG@8 it loses at one share,
+    per ``by`` group and share; one point per (fold, feature), seeds averaged; permutation p.
+
+    Examples
+    --------
+    >>> importance_loss_correlations(cells, by=["dataset", "setting", "mode"])  # doctest: +SKIP
+    """
+    losses = (distinct_cells(cells).group_by(*by, "reduction", "experiment_id", "feature")
+              .agg(pl.col("baseline_shap_share").first(), (-pl.col("d_ndcg8")).mean().alias("loss")))
+    rows = []
+    rng = np.random.default_rng(seed)
+    for key, part in losses.sort([*by, "reduction"]).group_by([*by, "reduction"], maintain_order=True):
+        x, y = part.get_column("baseline_shap_share").to_numpy(), part.get_column("loss").to_numpy()
+        defined = len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0
+        coefficient, p_value = _stratified_permutation([(_ranks(x), _ranks(y))] if defined else [],
+                                                       permutations=permutations, rng=rng)
+        rows.append(dict(zip([*by, "reduction"], key)) | {"points": len(x), "spearman": coefficient,
+                                                          "spearman_p": p_value})
+    return pl.DataFrame(rows)
+
+
+def queries_needed(query_sd: float, effect: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
+    """Queries a paired two-sided z-test needs to detect a mean change of ``effect`` when the
+    per-query changes spread with standard deviation ``query_sd``; None for no effect.
+
+    Examples
+    --------
+    >>> queries_needed(0.1, 0.01)
+    785
+    """
+    if not effect or query_sd is None:
+        return None
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    return int(np.ceil((z * query_sd / abs(effect)) ** 2))
+
+
+def retrain_noise(runs: pl.DataFrame) -> pl.DataFrame:
+    """Per dataset and setting: how far retraining on unperturbed data with another seed moves
+    NDCG@8 (spread of the controls within a fold, averaged over folds; largest distance of a
+    control from the baseline).
+
+    ``runs`` is the ``coverage_drop_reference_runs`` query's result.
+    """
+    per_fold = (runs.filter(pl.col("kind") == "coverage_drop:control")
+                .join(runs.filter(pl.col("kind") == "coverage_drop:baseline")
+                      .select("experiment_id", pl.col("ndcg8").alias("baseline_ndcg8")), on="experiment_id")
+                .group_by("dataset", "setting", "fold")
+                .agg(pl.len().alias("seeds"), pl.col("ndcg8").std().alias("sd"),
+                     (pl.col("ndcg8") - pl.col("baseline_ndcg8")).abs().max().alias("max_from_baseline")))
+    return (per_fold.group_by("dataset", "setting")
+            .agg(pl.col("fold").n_unique().alias("folds"), pl.col("seeds").max(),
+                 pl.col("sd").mean().alias("control_sd_ndcg8"),
+                 pl.col("max_from_baseline").max().alias("control_max_shift_ndcg8"))
+            .sort("dataset", "setting"))
+
+
+def _with_reference_points(cells: pl.DataFrame) -> pl.DataFrame:
+    keys = [c for c in cells.columns if c in ("dataset", "setting", "mode", "fold", "experiment_id", "feature")]
+    measured = cells.select(*keys, pl.col("coverage_test_after").alias("coverage"), "d_ndcg8")
+    reference = (cells.group_by(keys, maintain_order=True)
+                 .agg(pl.col("coverage_test_before").first().alias("coverage"), pl.lit(0.0).alias("d_ndcg8")))
+    return pl.concat([reference, measured], how="vertical_relaxed")
+
+
+def _stratified_permutation(strata: list[tuple[np.ndarray, np.ndarray]], *, permutations: int,
+                            rng: np.random.Generator) -> tuple[float | None, float | None]:
+    """Mean Pearson coefficient over strata and its two-sided permutation p-value (y permuted
+    within each stratum)."""
+    if not strata:
+        return None, None
+    observed = np.mean([_pearson(x, y[None, :])[0] for x, y in strata])
+    null = np.zeros(permutations)
+    for x, y in strata:
+        shuffled = np.take_along_axis(np.broadcast_to(y, (permutations, len(y))),
+                                      rng.random((permutations, len(y))).argsort(axis=1), axis=1)
+        null += _pearson(x, shuffled) / len(strata)
+    # +1 on both sides: the observed arrangement is one of the permutations.
+    p_value = (1 + np.sum(np.abs(null) >= abs(observed) - 1e-12)) / (1 + permutations)
+    return float(observed), float(p_value)
+
+
+def _pearson(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Pearson coefficient of ``x`` with each row of ``ys``."""
+    xc = x - x.mean()
+    yc = ys - ys.mean(axis=1, keepdims=True)
+    return (yc @ xc) / (np.sqrt((yc ** 2).sum(axis=1)) * np.sqrt((xc ** 2).sum()))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share their mean rank), so Pearson on ranks is Spearman."""
+    return pl.Series(values).rank("average").to_numpy().astype(np.float64)
+
+
+def _identity(values: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)
+
+
+def interval_grid(table: pl.DataFrame) -> pl.DataFrame:
+    """The sensitivity table with one column per share: ``mean [low, high]`` (NDCG@8), and
+    the fewest folds and queries behind any share of the row (a grid stopped part-way through
+    a fold has more at some shares than at others)."""
+    index = ["dataset", "setting", "mode", "features"]
+    shown = table.with_columns(
+        pl.format("{} [{}, {}]", *[pl.col(c).round(4) for c in ("d_ndcg8", "ci_low", "ci_high")]).alias("cell"),
+        pl.format("r={}%", (pl.col("reduction") * 100).round(0).cast(pl.Int64)).alias("share"))
+    counts = table.group_by(index).agg(pl.col("folds").min(), pl.col("queries").min())
+    return (counts.join(shown.pivot("share", index=index, values="cell"), on=index)
+            .sort(index))
+
+
+def experiments_run(cells: pl.DataFrame) -> pl.DataFrame:
+    """What the stored grid holds: per dataset and setting, the folds, features, shares and
+    seeds, and the cells."""
+    return (cells.group_by("dataset", "setting")
+            .agg(pl.col("fold").unique().sort().cast(pl.String).str.join(",").alias("folds"),
+                 pl.struct("fold", "feature").n_unique().alias("fold_features"),
+                 pl.col("reduction").n_unique().alias("shares"), pl.col("seed").max().alias("seeds"),
+                 pl.len().alias("cells"))
+            .sort("dataset", "setting"))
+
+
+def power_table(table: pl.DataFrame, *, effect: float, reduction: float = 0.05) -> pl.DataFrame:
+    """Per dataset, setting and mode, for the top feature at ``reduction``: the measured loss,
+    the per-query spread, the queries the test sets hold, and the queries needed to detect
+    the measured loss and a loss of ``effect``."""
+    top = table.filter((pl.col("features") == "top1") & (pl.col("reduction") == reduction))
+    return top.select(
+        "dataset", "setting", "mode", "queries", "d_ndcg8", "query_sd",
+        pl.struct("query_sd", "d_ndcg8").map_elements(
+            lambda r: queries_needed(r["query_sd"], r["d_ndcg8"]), return_dtype=pl.Int64).alias("needed_measured"),
+        pl.col("query_sd").map_elements(lambda sd: queries_needed(sd, effect),
+                                        return_dtype=pl.Int64).alias(f"needed_{effect:g}"),
+    )
+
+
+def importance_shift_table(shifts: pl.DataFrame, *, reduction: float = 0.05) -> pl.DataFrame:
+    """The top feature's SHAP share before and after losing ``reduction`` of its coverage,
+    per dataset, setting and mode (means over folds and seeds; how many folds its rank fell).
+
+    ``shifts`` is the ``coverage_drop_importance_shift`` query's result.
+    """
+    top = shifts.filter((pl.col("baseline_rank") == 1) & (pl.col("reduction") == reduction))
+    per_fold = top.group_by("dataset", "setting", "mode", "fold").agg(
+        pl.col("shap_share_before").first(), pl.col("shap_share_after").mean(),
+        (pl.col("shap_rank_after") > 1).mean().alias("lost_first_place"))
+    return (per_fold.group_by("dataset", "setting", "mode")
+            .agg(pl.len().alias("folds"), pl.col("shap_share_before").mean(), pl.col("shap_share_after").mean(),
+                 pl.col("lost_first_place").mean().alias("share_of_runs_not_first"))
+            .sort("dataset", "setting", "mode"))
