@@ -3,6 +3,7 @@ early. Every loop is bounded, and each server stops when its context ends."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from contextlib import contextmanager
@@ -77,6 +78,15 @@ def hostile_server(behaviour):
                     if not chunk:
                         return
                     received += chunk
+                # Read the body too: closing with unread bytes makes the kernel reset the
+                # connection, and the client would see a reset instead of what the server did.
+                head, _, body = received.partition(b"\r\n\r\n")
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                while length and len(body) < int(length.group(1)):
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        return
+                    body += chunk
                 outcome.requests += 1
                 behaviour(conn, stop, outcome)
             except OSError:
