@@ -106,14 +106,9 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Sample the configured windows of one day, in memory.
 
     Returns the sampled rows (every log column plus ``window``) and one row per window for
-    the ``sample_windows`` table. The same logs, config and seed give the same sample. The
-    pipeline streams the rows to files instead (``write_sample``).
-
-    Examples
-    --------
-    >>> rows, windows = sample_day(date(2026, 1, 5), config)  # doctest: +SKIP
-    >>> windows.columns
-    ['ds', 'window', 'window_start', 'window_end', 'events_available', 'events_sampled', 'step']
+    the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
+    events_sampled, step). The same logs, config and seed give the same sample. The pipeline
+    streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config)
     samples = [

@@ -35,9 +35,9 @@ def filesystem_for(location: Location) -> tuple[pafs.FileSystem, str]:
 
     Examples
     --------
-    >>> fs, path = filesystem_for("s3://logs/search")  # doctest: +SKIP
+    >>> fs, path = filesystem_for("/srv/search_logs")
     >>> fs.type_name, path
-    ('s3', 'logs/search')
+    ('local', '/srv/search_logs')
     """
     text = str(location)
     scheme, uri, rest = text.partition("://")

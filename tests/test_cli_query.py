@@ -191,14 +191,19 @@ def _wait_until_opened(warehouse, process) -> None:
     raise AssertionError(f"the query ended first: {process.stderr.read()}")
 
 
-def test_alerts_print_as_lines_or_as_a_table(config_file, tmp_path, capsys):
+def test_alerts_print_incidents_as_lines_or_as_a_table(config_file, tmp_path, capsys):
     with open_for_write(tmp_path / "feco.duckdb") as conn:
         conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, "
                      "observed, severity, status, detail) VALUES ('2026-03-10', 'a1', 'f_dense', "
                      "'region', 'DE', 'drop_vs_baseline', 0.4, 'high', 'open', 'f_dense fell')")
+        conn.execute("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, "
+                     "status, severity, severity_rank, paged_rank, normal_days, rows_lost, headline_alert_id, "
+                     "alert_ids, event, detail) VALUES ('2026-03-10', 'i1', 'f_dense', 'region', 'DE', "
+                     "'2026-03-10', 'open', 'high', 3, 3, 0, 40, 'a1', ['a1'], 'opened', 'f_dense fell')")
     assert main(["alerts", "--since", "2026-03-01", "--config", config_file]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith("2026-03-10 ") and line.endswith("drop_vs_baseline: f_dense fell")
+    headline, detail = capsys.readouterr().out.splitlines()
+    assert headline.startswith("[HIGH] f_dense in region=DE: open, 2026-03-10") and detail.strip() == "f_dense fell"
     assert main(["alerts", "--since", "2026-03-01", "--format", "table", "--config", config_file]) == 0
     header, *_ = [row for row in capsys.readouterr().out.splitlines() if "severity" in row]
-    assert {"ds", "status", "severity", "rule", "feature", "segment_value"} <= set(header.replace("│", " ").replace("┆", " ").split())
+    assert {"severity", "feature", "segment_value", "status", "opened_ds"} <= set(
+        header.replace("│", " ").replace("┆", " ").split())

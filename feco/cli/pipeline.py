@@ -9,6 +9,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from feco.cli.options import (
+    FORMAT_HELP,
+    FORMATS,
     config_option,
     date_argument,
     format_option,
@@ -18,6 +20,10 @@ from feco.cli.options import (
 from feco.errors import DataError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
+
+INCIDENT_TABLE_COLUMNS = ("severity", "feature", "segment_dim", "segment_value", "status", "opened_ds", "last_ds",
+                          "alerts", "paged")
+ALERT_TABLE_COLUMNS = ("incident_id", "ds", "severity", "rule", "feature", "segment_dim", "segment_value", "status")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -94,7 +100,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     when.add_argument("--ds", type=date_argument, help="one day")
     when.add_argument("--since", type=date_argument, help="every day from this one on")
     alerts.add_argument("--all", action="store_true", help="list each incident's alerts under it")
-    format_option(alerts)
+    alerts.add_argument("--format", choices=("text", *FORMATS), default="text",
+                        help=f"output: text (two lines per incident, the default), {FORMAT_HELP}")
     config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
@@ -298,7 +305,10 @@ def _alerts(args: argparse.Namespace) -> int:
         incidents = named_query(conn, "incident_list", {"since": since, "until": until})
         attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
             if args.all else None
-    if args.format != "table":
+    if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
+        print_frame((incidents if attached is None else attached).select(
+            INCIDENT_TABLE_COLUMNS if attached is None else ALERT_TABLE_COLUMNS), "table")
+    elif args.format != "text":
         print_frame(incidents if attached is None else attached, args.format)
     elif incidents.is_empty():
         print(f"no incidents since {since}" if until is None else f"no incidents on {since}")

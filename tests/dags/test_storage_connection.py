@@ -14,7 +14,9 @@ moto_server = pytest.importorskip("moto.server", reason="moto[server] (the test 
 DAY = date(2026, 1, 3)
 RUN_DAY = f"""
     import pendulum
-    run = bag.get_dag("feco_daily").test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC"))
+    # the run that fires at midnight after DAY, as the scheduled one does, processes DAY
+    run = bag.get_dag("feco_daily").test(
+        logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC").add(days=1))
     print(run.state)
 """
 
