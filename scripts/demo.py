@@ -4,8 +4,8 @@
 2. backfill the first 10 days with the CLI, then train the reference ranker on them,
 3. backfill the next 10 days (now also scored by the ranker: NDCG@4/8 per day),
 4. run the last day through the Airflow DAG (`dag.test()` under a local AIRFLOW_HOME),
-5. print the open alerts, NDCG per day, the largest coverage drops and the SQL to look
-   further, and write the HTML report.
+5. print the incidents, NDCG per day, the largest coverage drops and the SQL to look
+   further, write the HTML report, and say how many injected incidents were paged.
 
 Everything lands under var/demo/ (see configs/feco.toml); rerunning is safe and idempotent.
 """
@@ -81,7 +81,31 @@ Look further with SQL (the warehouse is {config.paths.warehouse}):
     report = config.paths.warehouse.parent / "report"
     check(feco(["report", "--out", str(report), "--config", str(CONFIG),
                 "--cold-start-features", "eng_ctr_7d,eng_ctr_30d,eng_views_7d,eng_atc_rate_30d"]))
+    print("\n" + found_incidents(config.paths.warehouse))
     return 0
+
+
+def found_incidents(warehouse: Path) -> str:
+    """How many injected incidents were paged as an incident of their feature (in their
+    segment, where one was injected) within a week of their start, and how many other pages."""
+    from feco.warehouse import open_read_only
+
+    with open_read_only(warehouse) as conn:
+        paged = conn.sql("SELECT feature, segment_value, opened_ds FROM incident_summary WHERE paged").fetchall()
+    found, lines = set(), []
+    for spec in INCIDENTS:
+        fields = dict(part.split("=", 1) for part in spec.split(","))
+        start = date.fromisoformat(fields["start"])
+        value = fields.get("segment", ":").split(":")[1] or None
+        match = next((row for row in paged if row[0] == fields["feature"] and (value in (None, row[1]))
+                      and start <= row[2] <= start + timedelta(days=6)), None)
+        if match:
+            found.add(match)
+            lines.append(f"  - {fields['feature']} from {start}: paged {match[2]} ({(match[2] - start).days} days in)")
+        else:
+            lines.append(f"  - {fields['feature']} from {start}: not paged")
+    return (f"Found {len(found)} of {len(INCIDENTS)} injected incidents; {len(paged) - len(found)} other "
+            "incidents paged:\n" + "\n".join(lines))
 
 
 def step(number: str, text: str) -> None:
