@@ -223,9 +223,10 @@ class DropRule(_Model):
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
     k_days: Annotated[float, Field(ge=0)] = 3.25
-    # A segment's drop is also judged against the rest of traffic (its usual ratio to it),
-    # which a day-to-day swing common to all traffic does not move: k_rest sd of that ratio
-    # (stricter than k_days: it is a second test of every segment). 0: off.
+    # A segment (not all traffic) is judged against the rest of traffic (its usual ratio to
+    # it), which a day-to-day swing common to all traffic does not move: k_rest sd of that
+    # ratio. The swing itself is judged once, in all traffic (k_days). 0: segments are judged
+    # on their own days like all traffic.
     k_rest: Annotated[float, Field(ge=0)] = 4.0
     baseline_days: Annotated[int, Field(ge=1)] = 7
     # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the

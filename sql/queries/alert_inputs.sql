@@ -16,7 +16,8 @@
 --     minus the mean of the seven weekday means), baseline_days, baseline_missing (their mean
 --     NULL/NaN share), weekday_effect (that deviation, NULL when not applied);
 --   baseline_sd (sd of the daily values of the spread period's normal days, those that
---     raised no drop alert for this feature and segment, so an incident's first day does not
+--     raised no drop alert for this feature in this segment or in all traffic (a segment that
+--     fell with all traffic raises none of its own), so an incident's first day does not
 --     hide its second; with $weekly, the sd of their residuals from their weekday's mean, on
 --     n - 7 degrees of freedom, so a weekly swing is not mistaken for noise). The weekly
 --     adjustment needs two normal days of every weekday; a segment with fewer gets none.
@@ -60,16 +61,21 @@ recent AS (
     WHERE ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
     WINDOW same_day AS (PARTITION BY ds, feature)
 ),
+drop_days AS (
+    SELECT DISTINCT ds, feature, segment_dim, segment_value
+    FROM alerts
+    WHERE rule = 'drop_vs_moving_average'
+),
 previous_days AS (
     SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.coverage,
            daily.missing_share, daily.coverage / nullif(daily.rest_coverage, 0) AS rest_ratio,
-           alerts.ds IS NULL AS normal
+           own.ds IS NULL AND everywhere.ds IS NULL AS normal
     FROM recent AS daily
-    LEFT JOIN (
-        SELECT DISTINCT ds, feature, segment_dim, segment_value
-        FROM alerts
-        WHERE rule = 'drop_vs_moving_average'
-    ) AS alerts USING (ds, feature, segment_dim, segment_value)
+    LEFT JOIN drop_days AS own
+        ON own.ds = daily.ds AND own.feature = daily.feature
+       AND own.segment_dim = daily.segment_dim AND own.segment_value = daily.segment_value
+    LEFT JOIN drop_days AS everywhere
+        ON everywhere.ds = daily.ds AND everywhere.feature = daily.feature AND everywhere.segment_dim = 'all'
     WHERE daily.ds < $ds
 ),
 history AS (

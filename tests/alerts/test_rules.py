@@ -64,14 +64,15 @@ def test_drop_rule_persistence_counts_windows_below_the_threshold():
     (0.40, 0.50, 4.0, True),    # 20% down, 10 points under its usual share of the rest
     (0.40, 0.42, 4.0, False),   # the rest fell as much: a swing common to all traffic
     (0.46, 0.60, 4.0, False),   # far under the rest, but itself down only 8% (< 10%)
-    (0.40, None, 4.0, False),   # the global segment has no rest
-    (0.40, 0.50, 0.0, False),   # the test switched off
+    (0.40, None, 4.0, False),   # no rest to compare with: its own days, whose noise hides 20%
+    (0.40, 0.50, 0.0, False),   # the test switched off: its own days again
 ])
 def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_baseline, k_rest, fires):
     # The segment's own day-to-day sd (0.04) hides a 20% drop under k_days=3.25; its ratio to
     # the rest of traffic is steady (sd 0.01 in coverage units), so against that it shows.
-    frame = inputs(observed=observed, baseline=0.5, baseline_sd=0.04, window_coverages=[[observed] * 8],
-                   rest_baseline=rest_baseline, rest_baseline_sd=0.01)
+    frame = inputs(segment_dim="region", segment_value="DE", observed=observed, baseline=0.5, baseline_sd=0.04,
+                   window_coverages=[[observed] * 8], rest_baseline=rest_baseline,
+                   rest_baseline_sd=None if rest_baseline is None else 0.01)
     settings = Alerts.model_validate({"drop": {"k_days": 3.25, "k_rest": k_rest, "min_windows": 5}})
     fired = DropRule().detect(frame, settings)
     assert fired.height == int(fires)
@@ -80,6 +81,19 @@ def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_b
         assert "rest of traffic" in row["against"]
         assert row["baseline"] == pytest.approx(rest_baseline)
         assert row["threshold"] == pytest.approx(rest_baseline * 0.9)  # the widest margin: 10%
+
+
+def test_a_swing_of_all_traffic_is_judged_once_in_all_traffic_not_in_every_segment():
+    # The day fell 20% everywhere, well beyond every segment's own day-to-day sd (0.01): all
+    # traffic fires; a region that fell with the rest (its usual share of it predicts 0.41)
+    # does not, though against its own days it would.
+    frame = inputs(segment_dim=["all", "region"], segment_value=["all", "DE"], observed=0.40, baseline=0.5,
+                   baseline_sd=0.01, window_coverages=[[0.40] * 8] * 2, rest_baseline=[None, 0.41],
+                   rest_baseline_sd=[None, 0.01])
+    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"k_rest": 4.0}}))
+    assert fired["segment_dim"].to_list() == ["all"]
+    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"k_rest": 0.0}}))
+    assert fired["segment_dim"].to_list() == ["all", "region"]
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():

@@ -12,21 +12,24 @@ AGAINST_REST = "what its usual ratio to the rest of traffic predicts"
 
 
 class DropRule:
-    """Fires when coverage is below the mean of the previous days by every margin.
+    """Fires when coverage is below what the previous days predict by every margin.
 
-    The margins are a relative share of the baseline, an absolute amount, k standard errors
+    The margins are a relative share of the prediction, an absolute amount, k standard errors
     of the day's value, the error taken from the spread between the day's windows (they are
-    clusters; a binomial error over all rows would be far too small), and k_days standard
-    deviations of the previous normal days' values (day-to-day and weekly variation, which one
-    day's windows cannot show). With ``min_windows`` set, the drop must also show in that many
-    of the day's windows.
+    clusters; a binomial error over all rows would be far too small), and k sd of the
+    prediction's day-to-day spread, which one day's windows cannot show. With ``min_windows``
+    set, the drop must also show in that many of the day's windows.
 
-    A segment also fires against the rest of traffic: when it fell by the relative and
-    absolute margins and is below its usual ratio to the rest of traffic (``rest_baseline``:
-    that ratio's recent mean times the rest's coverage today) by every margin, with k_rest sd
-    of that ratio in place of k_days. A day-to-day swing moves every segment alike, so the
-    ratio is far steadier than the segment's own coverage, and a drop confined to one region
-    or band stands out against it even when it hides in the segment's day-to-day noise.
+    Which prediction depends on the segment. All traffic is judged against its own previous
+    days (k_days sd of its daily values). Any other segment is judged against the rest of
+    traffic: it must have fallen by the relative and absolute margins against its own days,
+    and be below its usual ratio to the rest (``rest_baseline``: that ratio's recent mean
+    times the rest's coverage today) by every margin, with k_rest sd of that ratio. A day's
+    swing moves every segment alike: judged on its own history, each of the ~20 pageable
+    segments of every feature is another chance for that swing to page someone, and the swing
+    is already judged once, in all traffic. A drop confined to a segment stands out against
+    the rest even when it hides in the segment's own noise. A segment without a usable rest
+    (no ratio history yet, or ``k_rest = 0``) is judged on its own history.
     """
 
     name = "drop_vs_moving_average"
@@ -34,28 +37,39 @@ class DropRule:
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.drop
-        usual, against_rest = _threshold(rule, k_days=rule.k_days), _threshold(rule, "rest_", k_days=rule.k_rest)
+        by_rest = _judged_against_rest(rule)
+        own, against_rest = _threshold(rule, k_days=rule.k_days), _threshold(rule, "rest_", k_days=rule.k_rest)
         fell = pl.col("observed") < _threshold(rule)
-        fires_usual = _below(usual, rule.min_windows)
-        fires_against_rest = (pl.lit(rule.k_rest > 0) & fell & _below(against_rest, rule.min_windows)).fill_null(False)
+        fires = (pl.when(by_rest).then(fell & _below(against_rest, rule.min_windows))
+                 .otherwise(_below(own, rule.min_windows)))
         firing = (
-            inputs.filter(pl.col("baseline").is_not_null())
-            .filter(fires_usual | fires_against_rest)
+            inputs.filter(pl.col("baseline").is_not_null() & fires)
             .with_columns(
-                pl.when(fires_usual).then(pl.col("baseline")).otherwise(pl.col("rest_baseline")).alias("baseline"),
-                pl.when(fires_usual).then(usual).otherwise(against_rest).alias("threshold"),
-                pl.when(fires_usual).then(None).otherwise(pl.lit(AGAINST_REST)).alias("against"),
+                pl.when(by_rest).then(pl.col("rest_baseline")).otherwise(pl.col("baseline")).alias("baseline"),
+                pl.when(by_rest).then(against_rest).otherwise(own).alias("threshold"),
+                pl.when(by_rest).then(pl.lit(AGAINST_REST)).alias("against"),
             )
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
         return fired(firing, self.name)
 
     def band(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
-        """What the rule expects of each row (``expected``: the weekday-adjusted baseline) and
-        the coverage below which it fires against that (``lower``), for charts. A segment can
-        also fire against the rest of traffic, whose prediction moves with the day's traffic."""
-        return inputs.select("feature", "segment_dim", "segment_value", pl.col("baseline").alias("expected"),
-                             _threshold(settings.drop, k_days=settings.drop.k_days).alias("lower"))
+        """What the rule expects of each row (``expected``: the weekday-adjusted baseline, or for
+        a segment its usual share of the rest of traffic today) and the coverage below which
+        it fires against that (``lower``), for charts."""
+        rule = settings.drop
+        by_rest = _judged_against_rest(rule)
+        return inputs.select(
+            "feature", "segment_dim", "segment_value",
+            pl.when(by_rest).then(pl.col("rest_baseline")).otherwise(pl.col("baseline")).alias("expected"),
+            pl.when(by_rest).then(_threshold(rule, "rest_", k_days=rule.k_rest))
+            .otherwise(_threshold(rule, k_days=rule.k_days)).alias("lower"))
+
+
+def _judged_against_rest(rule: DropSettings) -> pl.Expr:
+    """A segment other than all traffic, with a rest to compare with."""
+    return (pl.lit(rule.k_rest > 0) & (pl.col("segment_dim") != "all")
+            & pl.col("rest_baseline_sd").is_not_null()).fill_null(False)
 
 
 def _threshold(rule: DropSettings, prefix: str = "", *, k_days: float | None = None) -> pl.Expr:
