@@ -24,7 +24,8 @@
 --     Either sd is scaled by sqrt(1 + 1/baseline_days): ds is compared with a mean of
 --     baseline_days days, which has its own error (the weekday effect's is left out);
 --   rest_baseline (the segment's coverage at its usual ratio to the rest of traffic: the
---     ratio's mean over the previous $baseline_days days times the rest's coverage on ds, the
+--     ratio's mean over the previous $baseline_days days that were normal, since on a day all
+--     traffic fell the rest fell and the ratio with it, times the rest's coverage on ds, the
 --     rest being the global counts less the segment's; NULL for the global segment) and
 --     rest_baseline_sd (the ratio's sd over the spread period's normal days, in the same
 --     units and scaled as baseline_sd): a day-to-day swing moves every segment alike, so
@@ -84,7 +85,7 @@ history AS (
            count(*) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_days,
            avg(missing_share) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_missing,
            stddev_samp(coverage) FILTER (WHERE normal) AS baseline_sd,
-           avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS rest_ratio,
+           avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days) AND normal) AS rest_ratio,
            stddev_samp(rest_ratio) FILTER (WHERE normal) AS rest_ratio_sd,
            sum(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
            count(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days
