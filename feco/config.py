@@ -215,7 +215,7 @@ class Segments(_Model):
         return [()] + [(d,) for d in self.dimensions] + [tuple(c) for c in self.crosses]
 
 
-class DropRule(_Model):
+class DropSettings(_Model):
     """Coverage below the mean of the previous days by a share, an amount, k standard errors of
     the day's value and k_days standard deviations of the previous days' values."""
 
@@ -236,7 +236,7 @@ class DropRule(_Model):
     min_windows: Annotated[int, Field(ge=0)] = 0
 
 
-class DecayRule(_Model):
+class DecaySettings(_Model):
     """The moving average has fallen below a frozen reference period's coverage by a share, an
     amount and k standard errors of the difference of the two averages (from the reference
     days' spread)."""
@@ -247,7 +247,7 @@ class DecayRule(_Model):
     reference: ReferencePeriod | None = None
 
 
-class MissingRule(_Model):
+class MissingSettings(_Model):
     """The share of NULL/NaN values rose above its baseline (apart from zeros)."""
 
     absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
@@ -309,9 +309,9 @@ class Alerts(_Model):
     # day with the baseline shifted by its weekday's usual deviation; both rules measure the
     # day-to-day spread net of it. Applied where every weekday has two days to learn from.
     weekly: bool = True
-    drop: DropRule = Field(default_factory=DropRule)
-    decay: DecayRule = Field(default_factory=DecayRule)
-    missing: MissingRule = Field(default_factory=MissingRule)
+    drop: DropSettings = Field(default_factory=DropSettings)
+    decay: DecaySettings = Field(default_factory=DecaySettings)
+    missing: MissingSettings = Field(default_factory=MissingSettings)
     floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
     incidents: Incidents = Field(default_factory=Incidents)
     notify: Notify = Field(default_factory=Notify)

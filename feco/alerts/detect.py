@@ -9,17 +9,23 @@ import duckdb
 import polars as pl
 
 from feco.alerts.rollup import roll_up
-from feco.alerts.rules import FIRED_SCHEMA, fired
+from feco.alerts.rules import FIRED_SCHEMA, fired, segment_name
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
 from feco.alerts.rules.floor import FloorRule
-from feco.alerts.rules.missing import MissingValuesRule, missing_columns
-from feco.alerts.rules.volume import volume_collapse
+from feco.alerts.rules.missing import (
+    MISSING_COLUMN,
+    MissingValuesRule,
+    describe_missing_column,
+    missing_columns,
+)
+from feco.alerts.rules.volume import VOLUME_DROP, describe_volume_drop, volume_collapse
 from feco.alerts.severity import severity
 from feco.config import Alerts, Config, ReferencePeriod
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
+LOW_VOLUME = "low_volume"
 DIGITS = 10
 
 
@@ -57,12 +63,12 @@ def detect_alerts(
             continue  # a collapsed day's coverage is not comparable with its history
         found.append(rule.detect(warm if rule.needs_history else eligible, settings))
     alerts = _with_ids(pl.concat(found), ds)
-    coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != "missing_column"))
+    coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != MISSING_COLUMN))
     rolled = pl.concat([
         roll_up(coverage_alerts, inputs),
         alerts.join(coverage_alerts, on="alert_id", how="anti").with_columns(
             pl.lit(None, pl.String).alias("parent_id"),
-            pl.when(pl.col("rule") == "low_volume").then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
+            pl.when(pl.col("rule") == LOW_VOLUME).then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
         ),
     ])
     decay_days = config.moving_average_days
@@ -127,7 +133,17 @@ def _low_volume(inputs: pl.DataFrame, min_rows: int) -> pl.DataFrame:
              .unique(["segment_dim", "segment_value"]).sort(["segment_dim", "segment_value"])
              .with_columns(pl.lit(None, pl.String).alias("feature"), pl.col("n_rows").cast(pl.Float64).alias("observed"),
                            pl.lit(float(min_rows)).alias("threshold")))
-    return fired(small, "low_volume")
+    return fired(small, LOW_VOLUME)
+
+
+def _describe_low_volume(alert: dict) -> str:
+    return (f"{segment_name(alert)}: only {alert['observed']:,.0f} sampled rows (< {alert['threshold']:,.0f}); "
+            "coverage alerts suppressed")
+
+
+# Each rule says what its alerts mean (the detail line), by rule name.
+DESCRIBE = {rule.name: rule.describe for rule in RULES} | {
+    VOLUME_DROP: describe_volume_drop, MISSING_COLUMN: describe_missing_column, LOW_VOLUME: _describe_low_volume}
 
 
 def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:
@@ -143,7 +159,7 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         # A model that does not use a feature gives it share 0, not "unknown".
         share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
         change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
-        detail = describe(row)
+        detail = DESCRIBE[row["rule"]](row)
         if change is not None:
             # Fewer than 7 days may have been scored (a new model, a gap): say what the mean is over.
             detail += f"; NDCG@8 {change:+.3f} vs the mean of the days scored in the 7 before"
@@ -159,28 +175,3 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
     floats = [name for name, dtype in schema.items() if dtype == pl.Float64]
     return frame.with_columns(pl.col(floats).round(DIGITS)).sort(
         ["status", "feature", "segment_dim", "segment_value", "rule"], nulls_last=True)
-
-
-def describe(row: dict) -> str:
-    """One readable line: what dropped where, against what, by how much."""
-    where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
-    rule = row["rule"]
-    if rule == "volume_drop":
-        return f"sampled events fell to {row['observed']:,.0f} from a median of {row['baseline']:,.0f}"
-    if rule == "low_volume":
-        return f"{where}: only {row['observed']:,.0f} sampled rows (< {row['threshold']:,.0f}); coverage alerts suppressed"
-    if rule == "missing_column":
-        return f"{row['feature']}: column missing from the logs"
-    if rule == "missing_values":
-        return (f"{row['feature']} in {where}: NULL/NaN share {row['observed']:.1%} "
-                f"vs {row['baseline']:.1%} before")
-    against = row.get("against") or {"drop_vs_moving_average": "what the previous days predict",
-                                     "decay_vs_reference": "the reference period", "below_floor": "its floor"}[rule]
-    measure = "7-day average coverage" if rule == "decay_vs_reference" else "coverage"
-    line = (f"{row['feature']} in {where}: {measure} {row['observed']:.1%} vs {row['baseline']:.1%} "
-            f"for {against} ({-row['drop_abs'] * 100:+.1f} points")
-    if row["drop_rel"] is not None:
-        line += f", {-row['drop_rel']:+.0%}"
-    if row["std_error"]:
-        line += f", {row['drop_abs'] / row['std_error']:.1f} SE"
-    return line + ")"

@@ -24,6 +24,7 @@ from datetime import date
 
 import polars as pl
 
+from feco.alerts.rules import segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
@@ -253,9 +254,7 @@ def _holder(incidents: list[dict], alert: dict) -> dict | None:
 
 def describe_place(row: dict) -> str:
     """'feature in segment' for an incident row."""
-    what = row["feature"] or "sampled volume"
-    where = "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
-    return f"{what} in {where}"
+    return f"{row['feature'] or 'sampled volume'} in {segment_name(row)}"
 
 
 def _segment(row: dict) -> tuple[str, str]:

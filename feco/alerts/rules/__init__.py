@@ -36,6 +36,26 @@ class Rule(Protocol):
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         """The rows of ``inputs`` that fire, in ``FIRED_SCHEMA``."""
 
+    def describe(self, alert: dict) -> str:
+        """One readable line for a fired row: what dropped where, against what, by how much."""
+
+
+def segment_name(row: dict) -> str:
+    """'all traffic' or 'dim=value'."""
+    return "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
+
+
+def coverage_line(alert: dict, measure: str, against: str) -> str:
+    """The line of a coverage rule: '<feature> in <segment>: <measure> X% vs Y% for <against>
+    (-N points, -R%, Z SE)'."""
+    line = (f"{alert['feature']} in {segment_name(alert)}: {measure} {alert['observed']:.1%} vs "
+            f"{alert['baseline']:.1%} for {against} ({-alert['drop_abs'] * 100:+.1f} points")
+    if alert["drop_rel"] is not None:
+        line += f", {-alert['drop_rel']:+.0%}"
+    if alert["std_error"]:
+        line += f", {alert['drop_abs'] / alert['std_error']:.1f} SE"
+    return line + ")"
+
 
 def fired(frame: pl.DataFrame, rule: str) -> pl.DataFrame:
     """Shape a rule's firing rows into ``FIRED_SCHEMA``."""

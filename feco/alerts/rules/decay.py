@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import drop_columns, fired
+from feco.alerts.rules import coverage_line, drop_columns, fired
 from feco.config import Alerts
 
 
@@ -33,3 +33,6 @@ class DecayRule:
             .filter(pl.col("observed") < pl.col("threshold"))
         )
         return fired(firing, self.name)
+
+    def describe(self, alert: dict) -> str:
+        return coverage_line(alert, "7-day average coverage", "the reference period")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import drop_columns, fired
-from feco.config import Alerts
-from feco.config import DropRule as DropSettings
+from feco.alerts.rules import coverage_line, drop_columns, fired
+from feco.config import Alerts, DropSettings
 
 AGAINST_REST = "what its usual ratio to the rest of traffic predicts"
 
@@ -38,7 +37,7 @@ class DropRule:
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rule = settings.drop
         by_rest = _judged_against_rest(rule)
-        own, against_rest = _threshold(rule, k_days=rule.k_days), _threshold(rule, "rest_", k_days=rule.k_rest)
+        own, against_rest = _threshold(rule, k_spread=rule.k_days), _threshold(rule, "rest_", k_spread=rule.k_rest)
         fell = pl.col("observed") < _threshold(rule)
         fires = (pl.when(by_rest).then(fell & _below(against_rest, rule.min_windows))
                  .otherwise(_below(own, rule.min_windows)))
@@ -53,6 +52,9 @@ class DropRule:
         )
         return fired(firing, self.name)
 
+    def describe(self, alert: dict) -> str:
+        return coverage_line(alert, "coverage", alert.get("against") or "what the previous days predict")
+
     def band(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         """What the rule expects of each row (``expected``: the weekday-adjusted baseline, or for
         a segment its usual share of the rest of traffic today) and the coverage below which
@@ -62,24 +64,25 @@ class DropRule:
         return inputs.select(
             "feature", "segment_dim", "segment_value",
             pl.when(by_rest).then(pl.col("rest_baseline")).otherwise(pl.col("baseline")).alias("expected"),
-            pl.when(by_rest).then(_threshold(rule, "rest_", k_days=rule.k_rest))
-            .otherwise(_threshold(rule, k_days=rule.k_days)).alias("lower"))
+            pl.when(by_rest).then(_threshold(rule, "rest_", k_spread=rule.k_rest))
+            .otherwise(_threshold(rule, k_spread=rule.k_days)).alias("lower"))
 
 
 def _judged_against_rest(rule: DropSettings) -> pl.Expr:
     """A segment other than all traffic, with a rest to compare with."""
     return (pl.lit(rule.k_rest > 0) & (pl.col("segment_dim") != "all")
-            & pl.col("rest_baseline_sd").is_not_null()).fill_null(False)
+            & pl.col("rest_baseline").is_not_null() & pl.col("rest_baseline_sd").is_not_null()).fill_null(False)
 
 
-def _threshold(rule: DropSettings, prefix: str = "", *, k_days: float | None = None) -> pl.Expr:
-    """The prediction ``<prefix>baseline`` less the widest margin; the spread margins only
-    with ``k_days`` (sd of the prediction) given."""
+def _threshold(rule: DropSettings, prefix: str = "", *, k_spread: float | None = None) -> pl.Expr:
+    """The prediction ``<prefix>baseline`` less the widest margin; the spread margins (k
+    standard errors of the day's value, ``k_spread`` sd of the prediction) only with
+    ``k_spread`` given."""
     baseline = pl.col(f"{prefix}baseline")
     margins = [baseline * rule.relative, pl.lit(rule.absolute)]
-    if k_days is not None:
+    if k_spread is not None:
         margins += [pl.col("std_error").fill_null(0.0) * rule.k,
-                    pl.col(f"{prefix}baseline_sd").fill_null(0.0) * k_days]
+                    pl.col(f"{prefix}baseline_sd").fill_null(0.0) * k_spread]
     return baseline - pl.max_horizontal(margins)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import drop_columns, fired
+from feco.alerts.rules import coverage_line, drop_columns, fired
 from feco.config import Alerts
 
 
@@ -22,3 +22,6 @@ class FloorRule:
             .with_columns(*drop_columns(pl.col("observed"), pl.col("threshold")))
         )
         return fired(firing, self.name)
+
+    def describe(self, alert: dict) -> str:
+        return coverage_line(alert, "coverage", "its floor")

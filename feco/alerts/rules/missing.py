@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import fired
+from feco.alerts.rules import fired, segment_name
 from feco.config import Alerts
+
+MISSING_COLUMN = "missing_column"
 
 
 class MissingValuesRule:
@@ -28,9 +30,17 @@ class MissingValuesRule:
         )
         return fired(firing, self.name)
 
+    def describe(self, alert: dict) -> str:
+        return (f"{alert['feature']} in {segment_name(alert)}: NULL/NaN share {alert['observed']:.1%} "
+                f"vs {alert['baseline']:.1%} before")
+
 
 def missing_columns(features: list[str]) -> pl.DataFrame:
     """One alert row per configured feature absent from the day's logs."""
     frame = pl.DataFrame({"feature": features, "segment_dim": "all", "segment_value": "all"},
                          schema={"feature": pl.String, "segment_dim": pl.String, "segment_value": pl.String})
-    return fired(frame.with_columns(pl.lit(1.0).alias("observed")), "missing_column")
+    return fired(frame.with_columns(pl.lit(1.0).alias("observed")), MISSING_COLUMN)
+
+
+def describe_missing_column(alert: dict) -> str:
+    return f"{alert['feature']}: column missing from the logs"

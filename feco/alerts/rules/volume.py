@@ -8,6 +8,7 @@ from feco.alerts.rules import drop_columns, fired
 from feco.config import Alerts
 
 MIN_BASELINE_DAYS = 3
+VOLUME_DROP = "volume_drop"
 
 
 def volume_collapse(events: int, baseline: float | None, baseline_days: int, settings: Alerts) -> pl.DataFrame:
@@ -21,4 +22,8 @@ def volume_collapse(events: int, baseline: float | None, baseline_days: int, set
     firing = frame.filter(
         pl.lit(baseline_days >= MIN_BASELINE_DAYS) & (pl.col("observed") < pl.col("threshold"))
     ).with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
-    return fired(firing, "volume_drop")
+    return fired(firing, VOLUME_DROP)
+
+
+def describe_volume_drop(alert: dict) -> str:
+    return f"sampled events fell to {alert['observed']:,.0f} from a median of {alert['baseline']:,.0f}"
