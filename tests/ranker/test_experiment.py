@@ -219,3 +219,27 @@ def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(re
     for heading in ("Retraining noise", "bootstrap interval", "Within-feature", "SHAP share", "Power"):
         assert heading in out
     assert out.count("mq2008") >= 5
+
+
+def test_the_command_stores_every_run_in_batches_and_a_rerun_adds_nothing(tmp_path, capsys, monkeypatch):
+    from feco.cli import main
+    from feco.cli import ranker as cli
+
+    warehouse = tmp_path / "grid.duckdb"
+    args = ["experiment", "coverage-drop", "--dataset", "mq2008", "--setting", "plain", "--top", "1", "--low", "0",
+            "--seeds", "1", "--warehouse", str(warehouse)]
+    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 3600.0)  # everything in the final write
+    assert main(args) == 0
+    assert "6 cells planned, 0 already stored" in capsys.readouterr().out
+    conn = duckdb.connect(str(warehouse))
+    runs = conn.sql("SELECT kind, count(*) FROM model_runs GROUP BY kind").fetchall()
+    conn.close()
+    assert dict(runs) == {"coverage_drop:baseline": 1, "coverage_drop:control": 1,
+                          "coverage_drop:test": 3, "coverage_drop:retrain": 3}
+    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 0.0)  # a write after every run
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "6 cells planned, 6 already stored" in out and "new cells" in out  # baseline and control only
+    conn = duckdb.connect(str(warehouse))
+    assert conn.execute("SELECT count(*) FROM model_runs").fetchone() == (8,)
+    conn.close()
