@@ -167,7 +167,8 @@ def _coverage_drop_report(args: argparse.Namespace) -> int:
     table = claims.sensitivity_table(deltas, resamples=args.resamples)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
                    tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
-        print("Stored grid (cells per dataset and setting; fold_features = (fold, feature) pairs reduced)")
+        print("Stored grid (cells per dataset and setting; fold_features = (fold, feature) pairs reduced; "
+              "cells_per_fold in fold order)")
         print(claims.experiments_run(cells))
         print("\nRetraining noise: controls retrained on unperturbed data, one per seed (NDCG@8, feco's convention)")
         print(claims.retrain_noise(references))
