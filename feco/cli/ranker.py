@@ -8,6 +8,8 @@ from feco.cli.options import config_option, date_argument
 
 DATASETS = ("mq2008", "webis", "mq2007agg")
 SETTINGS = ("plain", "config", "regularised")
+# How often a running grid writes its finished runs; a stopped grid loses at most this much.
+STORE_EVERY_SECONDS = 10.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -104,7 +106,7 @@ def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> N
     import polars as pl
 
     from feco.ranker.experiment import cell_count, correlations, coverage_drop_runs, experiment_id, table1
-    from feco.ranker.store import finished_cells, store_correlations, store_run
+    from feco.ranker.store import finished_cells, store_correlations
     from feco.warehouse import named_query, open_for_write
 
     exp_id = experiment_id(split, grid, training)
@@ -112,20 +114,34 @@ def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> N
         skip = finished_cells(conn, exp_id)
     planned, done, started = cell_count(split, grid), 0, time.monotonic()
     print(f"== {exp_id}: {planned} cells planned, {len(skip)} already stored", flush=True)
+    pending, stored_at = [], time.monotonic()
     for record in coverage_drop_runs(split, grid=grid, training=training, skip=skip):
-        # One short write per run: the warehouse is free for readers between runs.
-        with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
-            store_run(conn, record)
+        pending.append(record)
+        # Short writes every few seconds, not one per run: opening the warehouse took as long as
+        # a test-mode cell. Between writes the file is free for readers and another writer.
+        if time.monotonic() - stored_at >= STORE_EVERY_SECONDS:
+            _store_runs(warehouse, pending, moving_average_days)
+            pending, stored_at = [], time.monotonic()
         run, cell = record.model_run, record.cell
         done += cell is not None
         change = "" if cell is None else f"  Δ {cell['d_ndcg8']:+.4f}"
         print(f"   {run['run_id'].removeprefix(exp_id + ':')}: NDCG@8 {run['ndcg8']:.4f} (feco){change}"
               f"  [{done}/{planned - len(skip)} new cells, {time.monotonic() - started:.0f}s]", flush=True)
+    _store_runs(warehouse, pending, moving_average_days)
     with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
         cells = named_query(conn, "coverage_drop_cells").filter(pl.col("experiment_id") == exp_id)
         store_correlations(conn, exp_id, correlations(cells))
     print(table1(cells).drop("dataset", "fold"))
     print(f"stored as experiment {exp_id} in {warehouse}", flush=True)
+
+
+def _store_runs(warehouse, records: list, moving_average_days: int) -> None:
+    from feco.ranker.store import store_run
+    from feco.warehouse import open_for_write
+
+    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
+        for record in records:
+            store_run(conn, record)
 
 
 def _coverage_drop_report(args: argparse.Namespace) -> int:
@@ -151,7 +167,8 @@ def _coverage_drop_report(args: argparse.Namespace) -> int:
     table = claims.sensitivity_table(deltas, resamples=args.resamples)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
                    tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
-        print("Stored grid (cells per dataset and setting; fold_features = (fold, feature) pairs reduced)")
+        print("Stored grid (cells per dataset and setting; fold_features = (fold, feature) pairs reduced; "
+              "cells_per_fold in fold order)")
         print(claims.experiments_run(cells))
         print("\nRetraining noise: controls retrained on unperturbed data, one per seed (NDCG@8, feco's convention)")
         print(claims.retrain_noise(references))

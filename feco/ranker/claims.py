@@ -236,12 +236,26 @@ def interval_grid(table: pl.DataFrame) -> pl.DataFrame:
 
 def experiments_run(cells: pl.DataFrame) -> pl.DataFrame:
     """What the stored grid holds: per dataset and setting, the folds, features, shares and
-    seeds, and the cells."""
+    seeds, the cells, and the cells of each fold in fold order (so a fold stopped part-way
+    shows).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> cells = pl.DataFrame({"dataset": ["d"] * 3, "setting": ["plain"] * 3, "fold": [1, 1, 2],
+    ...                       "feature": ["f1", "f2", "f1"], "reduction": [0.05] * 3, "seed": [1] * 3})
+    >>> experiments_run(cells).select("folds", "cells", "cells_per_fold").row(0)
+    ('1,2', 3, '2,1')
+    """
+    per_fold = cells.group_by("dataset", "setting", "fold").agg(pl.len().alias("cells")).sort("fold")
     return (cells.group_by("dataset", "setting")
             .agg(pl.col("fold").unique().sort().cast(pl.String).str.join(",").alias("folds"),
                  pl.struct("fold", "feature").n_unique().alias("fold_features"),
                  pl.col("reduction").n_unique().alias("shares"), pl.col("seed").max().alias("seeds"),
                  pl.len().alias("cells"))
+            .join(per_fold.group_by("dataset", "setting")
+                  .agg(pl.col("cells").cast(pl.String).str.join(",").alias("cells_per_fold")),
+                  on=["dataset", "setting"])
             .sort("dataset", "setting"))
 
 

@@ -7,7 +7,8 @@ share r, over several seeds, in two modes: ``test`` (the test set only, model fi
 cell's seed). Each seed also gets a control: the model retrained on unperturbed data. Each
 cell records measured coverage, NDCG@4/8 under feco's and LightGBM's conventions, the change
 from its reference (the baseline in test mode, the same-seed control in retrain mode) and
-per-query NDCG; the cells at the smallest share also every feature's SHAP and gain importance.
+per-query NDCG; the baseline and the top feature's cells at the smallest share also every
+feature's SHAP and gain importance (no table reads the others').
 The statistics over the stored grid are in :mod:`feco.ranker.claims`.
 """
 
@@ -143,7 +144,7 @@ def coverage_drop_runs(split: Split, *, grid: Grid = Grid(), training: Training,
             model = _train(split.train, split.valid, split.features, params, training)
             references["retrain"][seed] = _evaluated(
                 model, split.test, grid, run_id=f"{exp_id}:control:{seed}", kind="coverage_drop:control",
-                split=split, experiment_id=exp_id, params=params)
+                split=split, experiment_id=exp_id, params=params, explain=False)
             yield references["retrain"][seed]
     chosen = _chosen_features(base.importance, split.test, grid)
     for mode in grid.modes:
@@ -226,11 +227,9 @@ def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training,
         params = _seeded(training.params, seed)
         model = _train(train, valid, split.features, params, training)
         train_coverage = coverage_of(train, feature)
-    # SHAP is a third of a cell's time; the importance shift is read at the smallest share only
-    # (the paper's Figures 1 and 2), so the other cells skip it.
     record = _evaluated(model, test, grid, run_id=run_id, kind=f"coverage_drop:{mode}", split=split,
                         experiment_id=reference.model_run["experiment_id"], params=params,
-                        explain=reduction == min(grid.reductions))
+                        explain=_explained(grid, feature=feature, reduction=reduction, base_importance=base_importance))
     run = record.model_run
     cell = {"experiment_id": run["experiment_id"], "run_id": run_id, "dataset": split.dataset, "fold": split.fold,
             "setting": training.setting, "mode": mode, "feature": feature, "reduction": reduction, "seed": seed,
@@ -239,6 +238,14 @@ def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training,
             **{k: run[k] for k in ("best_iteration", "train_seconds", *NDCG_COLUMNS, "queries", "queries_no_relevant")},
             **_describe_feature(base_importance, feature, role), **_deltas(run, reference.model_run)}
     return RunRecord(run, record.importance, record.query_ndcg, cell)
+
+
+def _explained(grid: Grid, *, feature: str, reduction: float, base_importance: pl.DataFrame) -> bool:
+    """Whether a cell computes SHAP: only the top feature at the smallest share does, the one
+    place a table reads a cell's importances (the shift of the paper's Figures 1 and 2). SHAP
+    takes up to half of a Webis cell's time, and it changes none of the cell's values."""
+    top = base_importance.row(by_predicate=pl.col("shap_rank") == 1, named=True)["feature"]
+    return feature == top and reduction == min(grid.reductions)
 
 
 def cells_frame(cells: list[dict]) -> pl.DataFrame:

@@ -10,6 +10,7 @@ from feco.ranker.datasets import Split, default_root, load_split
 from feco.ranker.experiment import (
     Grid,
     Training,
+    _seed,
     cells_frame,
     coverage_drop_runs,
     experiment_id,
@@ -17,6 +18,9 @@ from feco.ranker.experiment import (
     run_coverage_drop,
     table1,
 )
+from feco.ranker.importance import importances
+from feco.ranker.model import ndcg_summary, predict_scores, score_ndcg, train_ranker
+from feco.ranker.perturb import reduce_coverage
 from feco.ranker.store import finished_cells, store_experiment, store_run
 from feco.warehouse import create_schema, named_query
 
@@ -95,10 +99,42 @@ def test_per_query_ndcg_averages_to_the_run_mean(result):
     assert (joined["queries"] == joined["n"]).all()
 
 
-def test_importances_are_kept_per_run_and_the_shift_is_readable(result):
-    # Baseline, controls and the cells at the smallest share are explained; the others skip SHAP.
+def test_every_cell_matches_a_direct_recomputation_with_the_model_functions(small, result):
+    # The grid's shortcuts (SHAP only where a table reads it) must leave every value as the
+    # plain recipe gives it: reduce, (re)train with the cell's seed, predict, score.
+    def trained(train, valid, params):
+        return train_ranker(train, valid, features=small.features, params=params,
+                            num_boost_round=TRAINING.num_boost_round, early_stopping_rounds=TRAINING.early_stopping_rounds)
+
+    def scored(model, test):
+        return ndcg_summary(score_ndcg(test, predict_scores(model, test)))
+
+    baseline = trained(small.train, small.valid, TRAINING.params)
+    reference = {"test": {s: scored(baseline, small.test) for s in GRID.seeds},
+                 "retrain": {s: scored(trained(small.train, small.valid, {**TRAINING.params, "seed": s}), small.test)
+                             for s in GRID.seeds}}
+    for cell in result.cells.iter_rows(named=True):
+        feature, share, seed = cell["feature"], cell["reduction"], cell["seed"]
+        reduced = {part: reduce_coverage(getattr(small, part), feature, share=share, seed=_seed(seed, feature, share, part))
+                   for part in ("train", "valid", "test")}
+        model = baseline if cell["mode"] == "test" else \
+            trained(reduced["train"], reduced["valid"], {**TRAINING.params, "seed": seed})
+        expected = scored(model, reduced["test"])
+        for column in ("ndcg4", "ndcg8", "ndcg4_lightgbm", "ndcg8_lightgbm"):
+            assert cell[column] == expected[column], (cell["run_id"], column)
+            assert cell[f"d_{column}"] == pytest.approx(expected[column] - reference[cell["mode"]][seed][column])
+        if cell["run_id"] in set(result.importance["run_id"]):
+            again = importances(model, reduced["test"], sample_rows=GRID.shap_sample_rows, seed=0)
+            stored = result.importance.filter(run_id=cell["run_id"]).drop("run_id")
+            assert stored.equals(again), cell["run_id"]
+
+
+def test_only_the_baseline_and_the_top_feature_at_the_smallest_share_compute_shap(result):
+    # The importance-shift table reads the top feature's cells at 5%; nothing reads the others'.
     explained = result.model_runs.filter(pl.col("shap_rows").is_not_null())
-    assert explained.height == 1 + 2 + result.cells.filter(reduction=0.05).height
+    top = result.cells.filter(baseline_rank=1, reduction=0.05)
+    assert top.height == 2 * 2  # modes x seeds
+    assert sorted(explained["run_id"]) == sorted([f"{result.experiment_id}:baseline", *top["run_id"]])
     assert result.importance.height == explained.height * 46
     top = result.cells.filter(role="top")["feature"][0]
     shift = importance_shift(result, feature=top, reduction=0.05)
@@ -183,3 +219,27 @@ def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(re
     for heading in ("Retraining noise", "bootstrap interval", "Within-feature", "SHAP share", "Power"):
         assert heading in out
     assert out.count("mq2008") >= 5
+
+
+def test_the_command_stores_every_run_in_batches_and_a_rerun_adds_nothing(tmp_path, capsys, monkeypatch):
+    from feco.cli import main
+    from feco.cli import ranker as cli
+
+    warehouse = tmp_path / "grid.duckdb"
+    args = ["experiment", "coverage-drop", "--dataset", "mq2008", "--setting", "plain", "--top", "1", "--low", "0",
+            "--seeds", "1", "--warehouse", str(warehouse)]
+    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 3600.0)  # everything in the final write
+    assert main(args) == 0
+    assert "6 cells planned, 0 already stored" in capsys.readouterr().out
+    conn = duckdb.connect(str(warehouse))
+    runs = conn.sql("SELECT kind, count(*) FROM model_runs GROUP BY kind").fetchall()
+    conn.close()
+    assert dict(runs) == {"coverage_drop:baseline": 1, "coverage_drop:control": 1,
+                          "coverage_drop:test": 3, "coverage_drop:retrain": 3}
+    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 0.0)  # a write after every run
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "6 cells planned, 6 already stored" in out and "new cells" in out  # baseline and control only
+    conn = duckdb.connect(str(warehouse))
+    assert conn.execute("SELECT count(*) FROM model_runs").fetchone() == (8,)
+    conn.close()
