@@ -10,11 +10,13 @@ and not by traffic. Logs and samples may live on any filesystem feco.storage kno
 
 from __future__ import annotations
 
+import functools
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -26,9 +28,6 @@ from feco import storage
 from feco.config import Config
 from feco.errors import DataError
 from feco.storage import Location
-
-if TYPE_CHECKING:
-    import pyarrow.dataset as pads
 
 
 @dataclass(frozen=True)
@@ -238,9 +237,10 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     summary = window_summary(choices)
 
     def write_windows(day: Location) -> None:
-        for choice in choices:
-            if choice.summary.events_sampled:
-                _write_window(choice, storage.join(day, f"window={choice.window.index}"))
+        sampled = [c for c in choices if c.summary.events_sampled]
+        # Two at a time: one window's rows are read while the one before is written.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}")), sampled))
 
     replace_day(ds, config, write_windows, summary)
     return summary
@@ -292,8 +292,8 @@ def sampled_query_events(days: list[date], root: Location, *, event_id: str, que
             continue
         rows = sample_files(ds, root)
         # a day sampled before the query column existed has nothing to say about bands
-        if {event_id, query} <= set(rows.schema.names):
-            events = pl.from_arrow(rows.to_table(columns=[event_id, query]))
+        if {event_id, query} <= set(rows.schema):
+            events = rows.read([event_id, query])
             days_events.append(events.unique().get_column(query))  # an event id is unique within its day
     if not days_events:
         return pl.DataFrame(schema={"query": pl.String, "n": pl.Int64})
@@ -305,21 +305,73 @@ def is_sampled(ds: date, root: Location) -> bool:
     return storage.exists(storage.join(partition_dir(root, ds), "_windows.parquet"))
 
 
-def sample_files(ds: date, root: Location) -> pads.Dataset:
-    """The day's sampled rows as a dataset with their ``window`` column, read lazily."""
-    import pyarrow.dataset as pads  # slow to import, so only when needed
+@dataclass(frozen=True)
+class SampleFiles:
+    """A day's sample files (``window=N/*.parquet`` under the day's folder), read lazily.
 
+    The ``window`` column comes from the folder names. Readers take a batch at a time
+    (``batches``), or DuckDB reads local files itself (``feco.coverage``); both stream.
+    """
+
+    fs: pafs.FileSystem
+    files: list[str]  # in window order
+    windows: list[int]  # each file's window
+
+    @property
+    def is_local(self) -> bool:
+        return self.fs.type_name == "local"
+
+    @functools.cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The rows' columns (those of the first file) and ``window``."""
+        return self._open(self.files[0]).schema_arrow.append(pa.field("window", pa.int16()))
+
+    @property
+    def schema(self) -> pl.Schema:
+        return pl.from_arrow(self.arrow_schema.empty_table()).schema
+
+    def count_rows(self) -> int:
+        """From the files' footers alone."""
+        return sum(self._open(f).metadata.num_rows for f in self.files)
+
+    def batches(self, columns: list[str] | None = None) -> pa.RecordBatchReader:
+        """The rows with their ``window`` column (or only ``columns``), a batch at a time."""
+        schema = self.arrow_schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+
+        def read():
+            for file, window in zip(self.files, self.windows):
+                for batch in self._open(file).iter_batches(columns=[c for c in schema.names if c != "window"]):
+                    batch_columns = {name: batch.column(name) for name in batch.schema.names}
+                    batch_columns["window"] = pa.array(np.full(batch.num_rows, window, np.int16))
+                    yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
+
+        return pa.RecordBatchReader.from_batches(schema, read())
+
+    def read(self, columns: list[str] | None = None) -> pl.DataFrame:
+        """The rows (or ``columns``) in memory."""
+        return pl.from_arrow(self.batches(columns).read_all())
+
+    def _open(self, file: str) -> pq.ParquetFile:
+        try:
+            return pq.ParquetFile(self.fs.open_input_file(file))
+        except (OSError, pa.ArrowException) as error:
+            raise DataError(f"corrupt or unreadable sample file {file}: {error}") from None
+
+
+def sample_files(ds: date, root: Location) -> SampleFiles:
+    """The day's sample files, with the window of each."""
     if not is_sampled(ds, root):
         raise DataError(f"no sample for {ds} under {root} (run the sample step first)")
-    fs, day = storage.filesystem_for(partition_dir(root, ds))
-    files = sorted((f for f in storage.files_under(partition_dir(root, ds)) if "/window=" in f),
-                   key=lambda f: (int(f.rpartition("/window=")[2].partition("/")[0]), f))
-    partitioning = pads.partitioning(pa.schema([("window", pa.int16())]), flavor="hive")
-    return pads.dataset(files, filesystem=fs, format="parquet", partitioning=partitioning,
-                        partition_base_dir=day)
+    fs, _ = storage.filesystem_for(root)
+    found = [(int(f.rpartition("/window=")[2].partition("/")[0]), f)
+             for f in storage.files_under(partition_dir(root, ds)) if "/window=" in f]
+    found.sort()
+    return SampleFiles(fs, [f for _, f in found], [w for w, _ in found])
 
 
 def read_sample(ds: date, root: Location) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read back a day's sample rows (with ``window``) and its window summary, in memory."""
-    rows = pl.from_arrow(sample_files(ds, root).to_table())
+    rows = sample_files(ds, root).read()
     return rows, storage.read_parquet(storage.join(partition_dir(root, ds), "_windows.parquet"))
