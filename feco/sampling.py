@@ -11,6 +11,7 @@ and not by traffic. Logs and samples may live on any filesystem feco.storage kno
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import pyarrow.parquet as pq
 
 from feco import storage
 from feco.config import Config
-from feco.errors import DataError
+from feco.errors import DataError, UsageError
 from feco.storage import Location
 
 
@@ -66,12 +67,16 @@ class WindowSummary(NamedTuple):
     events_available: int
     events_sampled: int
     step: float | None
+    rows_null_event_id: int  # the window's rows without an event id: in no event, not sampled
+    rows_null_timestamp: int  # rows of its hour files without a timestamp (each file counted once a day)
 
     @classmethod
-    def of(cls, ds: date, window: Window, *, available: int, wanted: int) -> WindowSummary:
+    def of(cls, ds: date, window: Window, *, available: int, wanted: int, null_event_ids: int,
+           null_timestamps: int) -> WindowSummary:
         """A short window is taken whole (step 1); an empty one has no step."""
         step = None if not available else max(1.0, round(available / wanted, 6))
-        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step)
+        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step,
+                   null_event_ids, null_timestamps)
 
 
 @dataclass(frozen=True)
@@ -79,10 +84,14 @@ class WindowChoice:
     """One window's sample: the query that reads its rows, and its ``sample_windows`` row."""
 
     window: Window
-    rows: pl.LazyFrame | None  # the window's rows of the chosen events; None: no files
+    rows: pl.LazyFrame | None  # the window's rows of the chosen events, with FILE; None: no files
     summary: WindowSummary
-    files: list[str]  # the window's hour files, to name one that fails
+    files: list[str]  # the window's hour files, in FILE order
     fs: pafs.FileSystem
+
+
+FILE = "__feco_file"  # a row's file, by its index in WindowChoice.files; never written
+RESERVED_COLUMNS = ("window", FILE)  # columns feco adds: the logs must not have them
 
 
 def choose_events(ds: date, config: Config) -> list[WindowChoice]:
@@ -90,12 +99,17 @@ def choose_events(ds: date, config: Config) -> list[WindowChoice]:
 
     Memory grows with the events in a window (two columns of them), not with their rows; the
     rows are read afterwards, only those of the chosen events (``sample_day``, ``write_sample``).
+    The files the windows read are checked first, from their footers: the same columns (in
+    any order) of the same types, the timestamp and event id among them.
     """
     fs, files_by_hour = hour_files(ds, config.paths.logs)
-    choices = []
-    for window in day_windows(ds, config):
-        files = [f for h in window.hours() for f in files_by_hour.get(h, [])]
-        choices.append(_choose(window, files, fs, ds=ds, config=config))
+    windows = day_windows(ds, config)
+    window_files = [[f for h in w.hours() for f in files_by_hour.get(h, [])] for w in windows]
+    footers = read_footers(list(dict.fromkeys(f for files in window_files for f in files)), fs)
+    schema = check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    null_timestamps = window_null_counts(window_files, null_counts(footers, config.logs.timestamp, fs))
+    choices = [_choose(window, files, fs, schema, ds=ds, config=config, null_timestamps=nulls)
+               for window, files, nulls in zip(windows, window_files, null_timestamps)]
     if not any(c.summary.events_sampled for c in choices):
         raise DataError(f"no search events in any sampling window of {ds}")
     return choices
@@ -106,12 +120,12 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     Returns the sampled rows (every log column plus ``window``) and one row per window for
     the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
-    events_sampled, step). The same logs, config and seed give the same sample. The pipeline
-    streams the rows to files instead (``write_sample``).
+    events_sampled, step, rows_null_event_id, rows_null_timestamp). The same logs, config and
+    seed give the same sample. The pipeline streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config)
     samples = [
-        _sampled_rows(c).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
+        _sampled_rows(c, event_id=config.logs.event_id).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
         for c in choices if c.summary.events_sampled
     ]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
@@ -133,37 +147,114 @@ _WINDOW_SCHEMA = {
     "events_available": pl.Int64,
     "events_sampled": pl.Int64,
     "step": pl.Float64,
+    "rows_null_event_id": pl.Int64,
+    "rows_null_timestamp": pl.Int64,
 }
+_HOUR_FOLDER = re.compile(r"hour=(\d{1,2})")
 
 
 def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, list[str]]]:
+    """The day's Parquet files by hour. Files and folders named ``.*`` or ``_*`` are left
+    out, as Spark and Hive do; any other file must sit in a folder ``hour=0`` … ``hour=23``."""
     day = partition_dir(logs, ds)
     if not storage.is_dir(day):
         raise DataError(f"no log partition for {ds}: {day} does not exist")
+    fs, day_path = storage.filesystem_for(day)
     files: dict[int, list[str]] = {}
     for path in storage.files_under(day):
-        folder = path.rsplit("/", 2)[-2]
-        hour = folder.removeprefix("hour=")
-        if folder.startswith("hour=") and hour.isdigit() and 0 <= int(hour) < 24:
-            files.setdefault(int(hour), []).append(path)
+        folder, _, name = path.removeprefix(day_path.rstrip("/") + "/").rpartition("/")
+        hour = _HOUR_FOLDER.fullmatch(folder)
+        if not hour or int(hour.group(1)) > 23:
+            raise DataError(f"log file {name!r} is in folder {folder!r} of {day}, not in an hour folder "
+                            "hour=00 … hour=23 (rename the folder, or move the file)")
+        files.setdefault(int(hour.group(1)), []).append(path)
     if not files:
         raise DataError(f"empty log partition for {ds}: no hour=HH/*.parquet files under {day}")
-    return storage.filesystem_for(logs)[0], files
+    return fs, files
 
 
-def _choose(window: Window, files: list[str], fs: pafs.FileSystem, *, ds: date, config: Config) -> WindowChoice:
+def read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMetaData]:
+    """Each file's Parquet footer (its schema, row groups and statistics), naming a file that
+    cannot be read."""
+    footers = {}
+    for path in files:
+        try:
+            footers[path] = pq.read_metadata(fs.open_input_file(path))
+        except (OSError, pa.ArrowException) as error:
+            raise DataError(f"corrupt or unreadable Parquet file {path}: {error}") from None
+    return footers
+
+
+def check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: str) -> pl.Schema:
+    """The logs' columns (those of the first file), once every file has the same columns of the
+    same types, in any order, with the timestamp and the event id among them."""
+    if not footers:
+        return pl.Schema()
+    schemas = {path: footer.schema.to_arrow_schema() for path, footer in footers.items()}
+    (first, expected), *others = schemas.items()
+    for path, schema in others:
+        for name in [*expected.names, *schema.names]:
+            if name not in schema.names or name not in expected.names:
+                has, lacks = (first, path) if name in expected.names else (path, first)
+                raise DataError(f"the logs' columns differ: {has} has column '{name}', {lacks} does not")
+            if schema.field(name).type != expected.field(name).type:
+                raise DataError(f"the logs' columns differ: column '{name}' is {expected.field(name).type} "
+                                f"in {first}, {schema.field(name).type} in {path}")
+    columns = pl.from_arrow(expected.empty_table()).schema
+    reserved = [c for c in RESERVED_COLUMNS if c in columns]
+    if reserved:
+        raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({first}); "
+                        "rename it in the logs")
+    for role, name in (("timestamp", ts), ("event id", event_id)):
+        if name not in columns:
+            raise DataError(f"{role} column '{name}' not in the logs ({first})")
+    if not isinstance(columns[ts], pl.Datetime):
+        raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({first})")
+    return columns
+
+
+def null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileSystem) -> dict[str, int]:
+    """Rows whose ``column`` is NULL, per file: from the row groups' statistics, or by reading
+    the column where a writer left them out."""
+    counts = {}
+    for path, footer in footers.items():
+        index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(column)
+        counts[path] = 0
+        for group in range(footer.num_row_groups):
+            statistics = footer.row_group(group).column(index).statistics
+            if statistics is not None and statistics.has_null_count:
+                counts[path] += statistics.null_count
+            else:
+                table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
+                counts[path] += table.column(0).null_count
+    return counts
+
+
+def window_null_counts(window_files: list[list[str]], per_file: dict[str, int]) -> list[int]:
+    """Each window's share of ``per_file``: a file two windows read counts in the first."""
+    counted, shares = set(), []
+    for files in window_files:
+        shares.append(sum(per_file[f] for f in files if f not in counted))
+        counted.update(files)
+    return shares
+
+
+def _choose(window: Window, files: list[str], fs: pafs.FileSystem, schema: pl.Schema, *, ds: date,
+            config: Config, null_timestamps: int) -> WindowChoice:
     ts, event_id = config.logs.timestamp, config.logs.event_id
     wanted = config.sampling.events_per_window
     if not files:
-        return WindowChoice(window, None, WindowSummary.of(ds, window, available=0, wanted=wanted), files, fs)
-    rows = _window_rows(_scan(files, fs), window, ts=ts, file=files[0])
-    if event_id not in rows.collect_schema():
-        raise DataError(f"event id column '{event_id}' not in the logs")
+        summary = WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0, null_timestamps=0)
+        return WindowChoice(window, None, summary, files, fs)
+    rows = _window_rows(_scan(files, fs, schema), window, ts=ts, dtype=schema[ts])
     keys = _collect(rows.select(event_id, ts), files, fs)
-    events = keys.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id]).get_column(event_id)
-    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted)
+    null_ids = keys.get_column(event_id).null_count()
+    events = (keys.drop_nulls(event_id).group_by(event_id).agg(pl.col(ts).min())
+              .sort([ts, event_id]).get_column(event_id))
+    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted, null_event_ids=null_ids,
+                               null_timestamps=null_timestamps)
     if events.len() <= wanted:  # a short window is taken whole
-        return WindowChoice(window, rows, summary, files, fs)
+        return WindowChoice(window, rows.filter(pl.col(event_id).is_not_null()), summary, files, fs)
     chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
                                                 window=window.index))
     return WindowChoice(window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files, fs)
@@ -178,17 +269,29 @@ def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, wi
     return np.minimum(offsets, available - 1)
 
 
-def _scan(files: list[str], fs: pafs.FileSystem) -> pl.LazyFrame:
-    """The files as one lazy frame: polars' own reader on a local disk (it decodes the other
-    columns only for rows that pass the filter), pyarrow's on any other filesystem."""
+def _scan(files: list[str], fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+    """The files as one lazy frame, columns in ``schema``'s order, each row with its file's
+    index (FILE). Polars' own reader on a local disk (it decodes the other columns only for
+    rows that pass the filter), pyarrow's on any other filesystem."""
     try:
-        if fs.type_name == "local":
-            return pl.scan_parquet(files, hive_partitioning=False)
-        import pyarrow.dataset as pads
-
-        return pl.scan_pyarrow_dataset(pads.dataset(files, filesystem=fs, format="parquet"))
+        return pl.concat([_scan_file(path, fs, schema).with_columns(pl.lit(index, pl.UInt32).alias(FILE))
+                          for index, path in enumerate(files)])
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(_describe_read_failure(files, fs, error)) from None
+
+
+def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+    if fs.type_name == "local":
+        scan = pl.scan_parquet(path, hive_partitioning=False)
+    else:
+        import pyarrow.dataset as pads
+
+        scan = pl.scan_pyarrow_dataset(pads.dataset(path, filesystem=fs, format="parquet"))
+    found = scan.collect_schema().names()
+    if found == schema.names():
+        return scan
+    # reordered columns; picked by position, as a name may read as a pattern (^a$, *)
+    return scan.select(pl.nth([found.index(name) for name in schema.names()]))
 
 
 def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.DataFrame:
@@ -199,16 +302,8 @@ def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.Da
         raise DataError(_describe_read_failure(files, fs, error)) from None
 
 
-def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, file: str) -> pl.LazyFrame:
+def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, dtype: pl.Datetime) -> pl.LazyFrame:
     """The window's rows, bounds typed like the column so Parquet statistics still prune."""
-    try:
-        dtype = logs.collect_schema().get(ts)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise DataError(f"corrupt or unreadable Parquet file {file}: {error}") from None
-    if dtype is None:
-        raise DataError(f"timestamp column '{ts}' not in the logs ({file})")
-    if not isinstance(dtype, pl.Datetime):
-        raise DataError(f"timestamp column '{ts}' is {dtype}, not a timestamp ({file})")
     if dtype.time_zone is None:  # naive timestamps are taken as UTC
         start, end = window.start.replace(tzinfo=None), window.end.replace(tzinfo=None)
     else:
@@ -218,9 +313,11 @@ def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, file: str) -> p
 
 
 def _describe_read_failure(files: list[str], fs: pafs.FileSystem, error: Exception) -> str:
+    """The file that fails when read whole, a batch at a time (only on this failure path)."""
     for path in files:
         try:
-            pq.read_metadata(fs.open_input_file(path))
+            for _ in pq.ParquetFile(fs.open_input_file(path)).iter_batches():
+                pass
         except Exception as file_error:  # noqa: BLE001 - any failure here names the culprit
             return f"corrupt or unreadable Parquet file {path}: {file_error}"
     return f"cannot read logs ({files[0].rpartition('/')[0]}): {error}"
@@ -240,7 +337,8 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
         sampled = [c for c in choices if c.summary.events_sampled]
         # Two at a time: one window's rows are read while the one before is written.
         with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}")), sampled))
+            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}"),
+                                                  event_id=config.logs.event_id), sampled))
 
     replace_day(ds, config, write_windows, summary)
     return summary
@@ -254,6 +352,7 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
     rename: ``_windows.parquet``, which marks a day as sampled, is removed first and written
     last, so a crash leaves no sample rather than a mixed one.
     """
+    claim_samples(config)
     final = partition_dir(config.paths.samples, ds)
     local = not storage.is_uri(final)
     day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
@@ -265,14 +364,43 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
         _swap_in(day, final)
 
 
-def _write_window(choice: WindowChoice, folder: Location) -> None:
-    storage.write_parquet(_sampled_rows(choice), storage.join(folder, "part-0.parquet"))
+OWNER_FILE = "_feco_warehouse"
 
 
-def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
+def claim_samples(config: Config) -> None:
+    """Make sure the samples folder holds this warehouse's samples only.
+
+    The first run writes the warehouse's path into ``_feco_warehouse`` there; a config with
+    another warehouse is then refused, since its runs would replace the samples (and the
+    staged counts) the first one publishes. A lock would not do: the steps run apart.
+    """
+    owner_file = storage.join(config.paths.samples, OWNER_FILE)
+    warehouse = str(config.paths.warehouse)
+    owner = storage.read_text(owner_file)
+    if owner is None:
+        storage.write_text(owner_file, warehouse)
+    elif owner != warehouse:
+        raise UsageError(f"the samples folder {config.paths.samples} belongs to the warehouse {owner}, not to "
+                         f"this config's {warehouse} ({config.source}): give each config its own samples folder "
+                         f"(or delete {owner_file} if that warehouse is gone)")
+
+
+def _write_window(choice: WindowChoice, folder: Location, *, event_id: str) -> None:
+    storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, "part-0.parquet"))
+
+
+def _sampled_rows(choice: WindowChoice, *, event_id: str) -> pl.DataFrame:
     """The window's sampled rows, in the logs' order: only they are held, the rest of the
-    window is filtered out as it is read."""
-    return _collect(choice.rows, choice.files, choice.fs)
+    window is filtered out as it is read. An event whose rows come from two files (a log
+    file copied, or written twice) is an error: its rows would be counted twice."""
+    rows = _collect(choice.rows, choice.files, choice.fs)
+    spread = rows.group_by(event_id).agg(pl.col(FILE).unique().sort()).filter(pl.col(FILE).list.len() > 1)
+    if spread.height:
+        first, second = (choice.files[i] for i in spread.get_column(FILE)[0][:2])
+        raise DataError(f"{spread.height} sampled events of window {choice.window.index} have rows in two "
+                        f"files, e.g. event {spread.get_column(event_id)[0]} in {first} and {second}: "
+                        "a log file copied or written twice? Remove the duplicate")
+    return rows.drop(FILE)
 
 
 def _swap_in(staging: Path, final: Path) -> None:

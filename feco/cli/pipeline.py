@@ -263,6 +263,11 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     print(f"short windows:     {facts['short_windows']} (fewer events than the "
           f"{events_per_window:,} wanted)")
     print(f"missing features:  {facts['features_missing']} feature-days")
+    if facts["null_days"]:
+        days = ", ".join(str(d) for d in facts["null_days"][:5]) + (" …" if len(facts["null_days"]) > 5 else "")
+        print(f"rows left out:     {facts['rows_null_timestamp']:,} with a NULL timestamp, "
+              f"{facts['rows_null_event_id']:,} with a NULL event id, in the hours sampled ({days}; "
+              "see sample_windows)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
 
