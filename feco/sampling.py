@@ -124,10 +124,8 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
     seed give the same sample. The pipeline streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config)
-    samples = [
-        _sampled_rows(c, event_id=config.logs.event_id).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
-        for c in choices if c.summary.events_sampled
-    ]
+    samples = [_sampled_rows(c, event_id=config.logs.event_id).with_columns(window=pl.lit(c.window.index, pl.Int16))
+               for c in choices if c.summary.events_sampled]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
 
 
@@ -190,17 +188,18 @@ def check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: 
     same types, in any order, with the timestamp and the event id among them."""
     if not footers:
         return pl.Schema()
-    schemas = {path: footer.schema.to_arrow_schema() for path, footer in footers.items()}
-    (first, expected), *others = schemas.items()
+    # as polars reads them: Parquet's string and large_string are both String
+    schemas = {path: pl.from_arrow(footer.schema.to_arrow_schema().empty_table()).schema
+               for path, footer in footers.items()}
+    (first, columns), *others = schemas.items()
     for path, schema in others:
-        for name in [*expected.names, *schema.names]:
-            if name not in schema.names or name not in expected.names:
-                has, lacks = (first, path) if name in expected.names else (path, first)
+        for name in [*columns, *schema]:
+            if name not in schema or name not in columns:
+                has, lacks = (first, path) if name in columns else (path, first)
                 raise DataError(f"the logs' columns differ: {has} has column '{name}', {lacks} does not")
-            if schema.field(name).type != expected.field(name).type:
-                raise DataError(f"the logs' columns differ: column '{name}' is {expected.field(name).type} "
-                                f"in {first}, {schema.field(name).type} in {path}")
-    columns = pl.from_arrow(expected.empty_table()).schema
+            if schema[name] != columns[name]:
+                raise DataError(f"the logs' columns differ: column '{name}' is {columns[name]} in {first}, "
+                                f"{schema[name]} in {path}")
     reserved = [c for c in RESERVED_COLUMNS if c in columns]
     if reserved:
         raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({first}); "

@@ -9,7 +9,7 @@ DuckDB warehouse.
 
 The session comes from ``[spark]`` (``master``, ``conf``); left unset under spark-submit, its
 settings apply. Paths are given to Spark as they are configured (``s3://…`` needs the
-cluster's S3 filesystem; see docs/spark.md).
+cluster's S3 filesystem; see docs/lake.md).
 """
 
 from __future__ import annotations
@@ -123,8 +123,8 @@ def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config:
     positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.index)
     ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
     chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
-    chosen_ids = chosen.select(F.col("event_id").alias("feco_chosen_id"))
-    return rows.join(F.broadcast(chosen_ids), F.col(_quote(event_id)) == F.col("feco_chosen_id"), "left_semi"), summary
+    chosen_ids = F.broadcast(chosen.select(F.col("event_id").alias("feco_chosen_id")))
+    return rows.join(chosen_ids, F.col(_quote(event_id)) == F.col("feco_chosen_id"), "left_semi"), summary
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],

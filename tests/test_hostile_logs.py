@@ -5,6 +5,8 @@ import shutil
 from datetime import date, datetime, timedelta, timezone
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from feco import tasks
@@ -35,6 +37,10 @@ def rewrite(path, change) -> None:
 def test_reordered_columns_between_hour_files_are_read_by_name(config):
     expected, _ = sample_day(DAY, config)
     rewrite(hour_file(config, 4), lambda frame: frame.select(reversed(frame.columns)))
+    # strings written as Parquet's string rather than polars' large_string read the same
+    table = pl.read_parquet(hour_file(config, 7)).to_arrow()
+    pq.write_table(table.cast(pa.schema([pa.field(f.name, pa.string() if f.type == pa.large_string() else f.type)
+                                         for f in table.schema])), hour_file(config, 7))
     rows, _ = sample_day(DAY, config)
     assert rows.equals(expected)
 
@@ -43,7 +49,7 @@ def test_reordered_columns_between_hour_files_are_read_by_name(config):
     (lambda frame: frame.with_columns(pl.lit(1.0).alias("f_new")), "hour=04/part-0.parquet has column 'f_new'"),
     (lambda frame: frame.drop("f_sparse"), "has column 'f_sparse', .*hour=04/part-0.parquet does not"),
     (lambda frame: frame.with_columns(pl.col("f_dense").cast(pl.Float32)),
-     "column 'f_dense' is double in .*, float in .*hour=04/part-0.parquet"),
+     "column 'f_dense' is Float64 in .*, Float32 in .*hour=04/part-0.parquet"),
 ])
 def test_added_dropped_or_retyped_columns_name_the_file_and_the_column(config, change, message):
     rewrite(hour_file(config, 4), change)
@@ -130,7 +136,8 @@ def test_a_copied_hour_file_is_refused_not_counted_twice(config, copy_name):
     shutil.copy(hour_file(config, 4), hour_file(config, 4, copy_name))
     with pytest.raises(DataError, match="have rows in two files.*Remove the duplicate") as refused:
         sample_day(DAY, config)
-    assert str(hour_file(config, 4)) in str(refused.value) and str(hour_file(config, 4, copy_name)) in str(refused.value)
+    for path in (hour_file(config, 4), hour_file(config, 4, copy_name)):
+        assert str(path) in str(refused.value)
 
 
 def test_events_split_over_two_files_are_refused(config):

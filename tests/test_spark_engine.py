@@ -26,6 +26,14 @@ def logs(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("logs")
     generate_logs(root, start=DAY, days=2, events_per_day=30_000, seed=3)
+    # rows without an event id in window 1 (04:25-04:35) and without a timestamp in its hour
+    path = next((root / f"ds={DAY}" / "hour=04").glob("*.parquet"))
+    frame = pl.read_parquet(path).with_row_index()
+    in_window = frame.filter(pl.col("event_ts").dt.minute().is_between(25, 34))["index"]
+    frame.with_columns(
+        pl.when(pl.col("index").is_in(in_window[:5].implode())).then(None).otherwise("event_id").alias("event_id"),
+        pl.when(pl.col("index").is_in(in_window[5:8].implode())).then(None).otherwise("event_ts").alias("event_ts"),
+    ).drop("index").write_parquet(path)
     return root
 
 
@@ -52,6 +60,8 @@ def _run_both(tmp_path, logs, days):
         duck_rows, duck_windows = read_sample(ds, duck.paths.samples)
         spark_rows, spark_windows = read_sample(ds, spark.paths.samples)
         assert spark_windows.equals(duck_windows)
+        if ds == DAY:
+            assert duck_windows.filter(window=1).select("rows_null_event_id", "rows_null_timestamp").row(0) == (5, 3)
         assert duck_windows["events_sampled"].sum() == 8 * 40  # a sample, not whole windows
         chosen = [rows.select("window", "event_id").unique().sort("window", "event_id")
                   for rows in (duck_rows, spark_rows)]
