@@ -99,17 +99,10 @@ def choose_events(ds: date, config: Config) -> list[WindowChoice]:
 
     Memory grows with the events in a window (two columns of them), not with their rows; the
     rows are read afterwards, only those of the chosen events (``sample_day``, ``write_sample``).
-    The files the windows read are checked first, from their footers: the same columns (in
-    any order) of the same types, the timestamp and event id among them.
     """
-    fs, files_by_hour = hour_files(ds, config.paths.logs)
-    windows = day_windows(ds, config)
-    window_files = [[f for h in w.hours() for f in files_by_hour.get(h, [])] for w in windows]
-    footers = read_footers(list(dict.fromkeys(f for files in window_files for f in files)), fs)
-    schema = check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
-    null_timestamps = window_null_counts(window_files, null_counts(footers, config.logs.timestamp, fs))
-    choices = [_choose(window, files, fs, schema, ds=ds, config=config, null_timestamps=nulls)
-               for window, files, nulls in zip(windows, window_files, null_timestamps)]
+    fs, schema, windows = window_files(ds, config)
+    choices = [_choose(w.window, w.files, fs, schema, ds=ds, config=config, null_timestamps=w.null_timestamps)
+               for w in windows]
     if not any(c.summary.events_sampled for c in choices):
         raise DataError(f"no search events in any sampling window of {ds}")
     return choices
@@ -171,7 +164,29 @@ def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, lis
     return fs, files
 
 
-def read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMetaData]:
+class WindowFiles(NamedTuple):
+    window: Window
+    files: list[str]  # the hour files it reads
+    null_timestamps: int  # their rows without a timestamp; a file two windows read counts in the first
+
+
+def window_files(ds: date, config: Config) -> tuple[pafs.FileSystem, pl.Schema, list[WindowFiles]]:
+    """The filesystem, the logs' columns and each window's hour files, once the files have
+    been checked from their footers: the same columns (in any order) of the same types, the
+    timestamp and the event id among them."""
+    fs, by_hour = hour_files(ds, config.paths.logs)
+    windows = day_windows(ds, config)
+    read = [[f for h in w.hours() for f in by_hour.get(h, [])] for w in windows]
+    footers = _read_footers(list(dict.fromkeys(f for files in read for f in files)), fs)
+    schema = _check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, fs), set(), []
+    for window, files in zip(windows, read):
+        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files if f not in counted)))
+        counted.update(files)
+    return fs, schema, checked
+
+
+def _read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMetaData]:
     """Each file's Parquet footer (its schema, row groups and statistics), naming a file that
     cannot be read."""
     footers = {}
@@ -183,7 +198,7 @@ def read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMeta
     return footers
 
 
-def check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: str) -> pl.Schema:
+def _check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: str) -> pl.Schema:
     """The logs' columns (those of the first file), once every file has the same columns of the
     same types, in any order, with the timestamp and the event id among them."""
     if not footers:
@@ -212,7 +227,7 @@ def check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: 
     return columns
 
 
-def null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileSystem) -> dict[str, int]:
+def _null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileSystem) -> dict[str, int]:
     """Rows whose ``column`` is NULL, per file: from the row groups' statistics, or by reading
     the column where a writer left them out."""
     counts = {}
@@ -227,15 +242,6 @@ def null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileS
                 table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
                 counts[path] += table.column(0).null_count
     return counts
-
-
-def window_null_counts(window_files: list[list[str]], per_file: dict[str, int]) -> list[int]:
-    """Each window's share of ``per_file``: a file two windows read counts in the first."""
-    counted, shares = set(), []
-    for files in window_files:
-        shares.append(sum(per_file[f] for f in files if f not in counted))
-        counted.update(files)
-    return shares
 
 
 def _choose(window: Window, files: list[str], fs: pafs.FileSystem, schema: pl.Schema, *, ds: date,

@@ -32,15 +32,10 @@ from feco.errors import DataError
 from feco.sampling import (
     Window,
     WindowSummary,
-    day_windows,
-    hour_files,
-    check_log_schema,
-    null_counts,
     partition_dir,
-    read_footers,
     replace_day,
     systematic_positions,
-    window_null_counts,
+    window_files,
     window_summary_frame,
 )
 
@@ -71,18 +66,12 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
     summary. Each window's events are ranked in one Spark task (two columns of them)."""
     spark = session(config)
-    fs, files_by_hour = hour_files(ds, config.paths.logs)
     day = partition_dir(config.paths.logs, ds)
-    windows = day_windows(ds, config)
-    # the same checks and NULL timestamp counts as the DuckDB engine, from the files' footers
-    window_files = [[f for h in w.hours() for f in files_by_hour.get(h, [])] for w in windows]
-    footers = read_footers(list(dict.fromkeys(f for files in window_files for f in files)), fs)
-    check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
-    null_timestamps = window_null_counts(window_files, null_counts(footers, config.logs.timestamp, fs))
+    _, _, windows = window_files(ds, config)  # checked as the DuckDB engine checks them
     summaries, writes = [], []
-    for window, files, nulls in zip(windows, window_files, null_timestamps):
+    for window, files, null_timestamps in windows:
         hours = [spark_path(storage.join(day, folder)) for folder in dict.fromkeys(f.split("/")[-2] for f in files)]
-        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config, null_timestamps=nulls)
+        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config, null_timestamps=null_timestamps)
         summaries.append(summary)
         if rows is not None:
             writes.append((window, rows))
