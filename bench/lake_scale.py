@@ -1,9 +1,10 @@
 """Peak memory and time of `feco run` on generated days of 25M, 100M and 400M rows.
 
 Each run is a fresh `python -m feco run --ds …` process on a fresh warehouse; its peak RSS is
-the kernel's (wait4's ru_maxrss), its time the wall clock and the CPU time it used. The sample is the same size on
-every day (``--events-per-window``, 20,000 by default: 160K events, about 2M rows), so memory
-set by the sample stays flat while memory set by traffic grows with the day.
+the kernel's (wait4's ru_maxrss), its time the wall clock and the CPU time it used. The
+sample is the same size on every day (``--events-per-window``, 20,000 by default: 160K
+events, about 2M rows), so memory set by the sample stays flat while memory set by traffic
+grows with the day.
 
     nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 4 16
     nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 --code var/before . --repeat 3   # interleaved

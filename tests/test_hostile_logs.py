@@ -15,7 +15,7 @@ from feco.config import parse_config
 from feco.coverage import compute_states
 from feco.errors import ConfigError, DataError, UsageError
 from feco.sampling import sample_day
-from logbuilder import FEATURES, make_config, make_events, write_config_file, write_logs
+from logbuilder import FEATURES, blank_event_keys, make_config, make_events, write_config_file, write_logs
 
 DAY = date(2026, 3, 2)
 
@@ -154,13 +154,8 @@ def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path
     logs = make_events(DAY, events=2000, seed=1)
     write_logs(tmp_path / "logs", logs)
     path = tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet"
-    frame = pl.read_parquet(path).with_row_index()
-    # six rows in the CLI config's window 04:25-04:35 lose their event id, four others their timestamp
-    in_window = frame.filter(pl.col("event_ts").dt.minute().is_between(25, 34))["index"]
-    frame.with_columns(
-        pl.when(pl.col("index").is_in(in_window[:6].implode())).then(None).otherwise("event_id").alias("event_id"),
-        pl.when(pl.col("index").is_in(in_window[6:10].implode())).then(None).otherwise("event_ts").alias("event_ts"),
-    ).drop("index").write_parquet(path)
+    height = pl.read_parquet(path).height
+    blank_event_keys(path, event_ids=6, timestamps=4)  # in the CLI config's window 04:25-04:35
     config_file = write_config_file(tmp_path)
     config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
                            "logs": {"features": FEATURES}, "sampling": {"window_starts": ["04:00"], "windows": 1,
@@ -170,7 +165,7 @@ def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path
     rows, windows = sample_day(DAY, config)
     assert windows.select("rows_null_event_id", "rows_null_timestamp").row(0) == (6, 4)
     assert rows["event_id"].null_count() == 0
-    assert rows.height == frame.height - 6 - 4
+    assert rows.height == height - 6 - 4
     assert main(["run", "--ds", str(DAY), "--config", str(config_file)]) == 0
     assert main(["status", "--config", str(config_file)]) == 0
     out = capsys.readouterr().out

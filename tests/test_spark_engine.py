@@ -5,7 +5,7 @@ from datetime import date, timedelta
 
 import polars as pl
 import pytest
-from logbuilder import make_config
+from logbuilder import blank_event_keys, make_config
 
 from feco import tasks
 from feco.sampling import read_sample
@@ -26,14 +26,8 @@ def logs(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("logs")
     generate_logs(root, start=DAY, days=2, events_per_day=30_000, seed=3)
-    # rows without an event id in window 1 (04:25-04:35) and without a timestamp in its hour
-    path = next((root / f"ds={DAY}" / "hour=04").glob("*.parquet"))
-    frame = pl.read_parquet(path).with_row_index()
-    in_window = frame.filter(pl.col("event_ts").dt.minute().is_between(25, 34))["index"]
-    frame.with_columns(
-        pl.when(pl.col("index").is_in(in_window[:5].implode())).then(None).otherwise("event_id").alias("event_id"),
-        pl.when(pl.col("index").is_in(in_window[5:8].implode())).then(None).otherwise("event_ts").alias("event_ts"),
-    ).drop("index").write_parquet(path)
+    # rows without an event id in window 1 (04:25-04:35), and without a timestamp
+    blank_event_keys(next((root / f"ds={DAY}" / "hour=04").glob("*.parquet")), event_ids=5, timestamps=3)
     return root
 
 
