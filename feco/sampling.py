@@ -11,6 +11,7 @@ and not by traffic. Logs and samples may live on any filesystem feco.storage kno
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -377,15 +378,17 @@ def claim_samples(config: Config) -> None:
 
     The first run writes the warehouse's path into ``_feco_warehouse`` there; a config with
     another warehouse is then refused, since its runs would replace the samples (and the
-    staged counts) the first one publishes. A lock would not do: the steps run apart.
+    staged counts) the first one publishes. A lock would not do: the steps run apart. Seen
+    from a local samples folder the path is relative, so the two can move or be copied together.
     """
-    owner_file = storage.join(config.paths.samples, OWNER_FILE)
-    warehouse = str(config.paths.warehouse)
+    samples, warehouse = config.paths.samples, config.paths.warehouse
+    owner_file = storage.join(samples, OWNER_FILE)
+    warehouse = str(warehouse) if storage.is_uri(samples) else os.path.relpath(warehouse, samples)
     owner = storage.read_text(owner_file)
     if owner is None:
         storage.write_text(owner_file, warehouse)
     elif owner != warehouse:
-        raise UsageError(f"the samples folder {config.paths.samples} belongs to the warehouse {owner}, not to "
+        raise UsageError(f"the samples folder {samples} belongs to the warehouse {owner}, not to "
                          f"this config's {warehouse} ({config.source}): give each config its own samples folder "
                          f"(or delete {owner_file} if that warehouse is gone)")
 

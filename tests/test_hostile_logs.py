@@ -211,6 +211,10 @@ def test_two_configs_cannot_share_a_samples_folder(config, tmp_path):
     tasks.sample(DAY, config)
     tasks.sample(DAY, config)  # the same warehouse again: its own folder
     other = make_config(tmp_path, paths={"logs": "logs", "samples": "samples", "warehouse": "other.duckdb"})
-    with pytest.raises(UsageError, match=r"the samples folder .*samples belongs to the warehouse .*feco.duckdb, "
-                                         r"not to this config's .*other.duckdb.*give each config its own"):
+    with pytest.raises(UsageError, match=r"the samples folder .*samples belongs to the warehouse ../feco.duckdb, "
+                                         r"not to this config's ../other.duckdb.*give each config its own"):
         tasks.sample(DAY, other)
+    moved = tmp_path / "moved"  # samples and warehouse moved together still belong together
+    shutil.copytree(tmp_path / "samples", moved / "samples")
+    tasks.sample(DAY, make_config(moved, paths={"logs": str(config.paths.logs), "samples": "samples",
+                                                "warehouse": "feco.duckdb"}))
