@@ -8,6 +8,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from logbuilder import (
+    FEATURES,
+    blank_event_keys,
+    make_config,
+    make_events,
+    write_config_file,
+    write_logs,
+)
 
 from feco import tasks
 from feco.cli import main
@@ -15,7 +23,6 @@ from feco.config import parse_config
 from feco.coverage import compute_states
 from feco.errors import ConfigError, DataError, UsageError
 from feco.sampling import sample_day
-from logbuilder import FEATURES, blank_event_keys, make_config, make_events, write_config_file, write_logs
 
 DAY = date(2026, 3, 2)
 
