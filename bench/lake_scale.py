@@ -1,12 +1,13 @@
 """Peak memory and time of `feco run` on generated days of 25M, 100M and 400M rows.
 
 Each run is a fresh `python -m feco run --ds …` process on a fresh warehouse; its peak RSS is
-the kernel's (wait4's ru_maxrss), its time the wall clock. The sample is the same size on
-every day (``--events-per-window``, 20,000 by default: 160K events, about 2M rows), so memory
-set by the sample stays flat while memory set by traffic grows with the day.
+the kernel's (wait4's ru_maxrss), its time the wall clock and the CPU time it used. The
+sample is the same size on every day (``--events-per-window``, 20,000 by default: 160K
+events, about 2M rows), so memory set by the sample stays flat while memory set by traffic
+grows with the day.
 
     nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 4 16
-    nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 --code var/before   # another checkout
+    nice -n 10 .venv/bin/python bench/lake_scale.py --parts 1 --code var/before . --repeat 3   # interleaved
     nice -n 10 .venv/bin/python bench/lake_scale.py --parts 4 --engine spark
 
 ``--parts N`` is a day of N × ~25M rows (bench/_lake.py); days are generated once under
@@ -20,6 +21,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -38,23 +40,42 @@ LAKE = REPO / "var" / "lake"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--code", type=Path, default=REPO, help="checkout whose feco to run")
+    parser.add_argument("--code", type=Path, nargs="+", default=[REPO],
+                        help="checkouts whose feco to run, interleaved; ratios are to the first")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each checkout on each day")
     parser.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
     parser.add_argument("--events-per-window", type=int, default=20_000)
     args = parser.parse_args()
-    label = f"{args.code.resolve().name}-{args.engine}"
-    print(f"code {args.code.resolve()} engine {args.engine}, {args.events_per_window:,} events a window")
-    print(f"{'rows in day':>12} {'GB':>6} {'events sampled':>15} {'rows sampled':>13} {'seconds':>8} {'peak RSS MB':>12}")
+    codes = [code.resolve() for code in args.code]
+    print(f"engine {args.engine}, {args.events_per_window:,} events a window; code: "
+          + ", ".join(f"{c.name} = {c}" for c in codes))
+    print(f"{'code':>10} {'rows in day':>12} {'GB':>5} {'events sampled':>15} {'rows sampled':>13} "
+          f"{'seconds':>8} {'CPU s':>6} {'peak RSS MB':>12}")
     for parts in args.parts:
         logs = lake_day(LAKE, DAY, parts=parts)
-        run = LAKE / f"run-{label}-{parts}x"
-        shutil.rmtree(run, ignore_errors=True)
-        run.mkdir(parents=True)
-        config = _config(run, logs, engine=args.engine, events=args.events_per_window)
-        seconds, peak_mb, output = _measure(args.code.resolve(), config)
         rows, size = _day_size(logs)
-        print(f"{rows:>12,} {size / 1e9:>6.1f} {_field(output, 'events'):>15} {_field(output, 'rows'):>13} "
-              f"{seconds:>8.1f} {peak_mb:>12,.0f}", flush=True)
+        runs = {code: [] for code in codes}
+        for _ in range(args.repeat):
+            for code in codes:  # interleaved, so a busy moment of a shared machine hits both
+                run = LAKE / f"run-{code.name}-{args.engine}-{parts}x"
+                shutil.rmtree(run, ignore_errors=True)
+                run.mkdir(parents=True)
+                config = _config(run, logs, engine=args.engine, events=args.events_per_window)
+                seconds, cpu, peak_mb, output = _measure(code, config)
+                runs[code].append((seconds, cpu, peak_mb))
+                print(f"{code.name:>10} {rows:>12,} {size / 1e9:>5.1f} {_field(output, 'events'):>15} "
+                      f"{_field(output, 'rows'):>13} {seconds:>8.1f} {cpu:>6.1f} {peak_mb:>12,.0f}", flush=True)
+        if args.repeat > 1 or len(codes) > 1:
+            _print_medians(runs)
+
+
+def _print_medians(runs: dict[Path, list[tuple[float, float, float]]]) -> None:
+    """Median time, CPU and peak RSS of each checkout, and its ratio to the first one's."""
+    medians = {code: [statistics.median(values) for values in zip(*measured)] for code, measured in runs.items()}
+    first = next(iter(medians.values()))
+    for code, (seconds, cpu, peak_mb) in medians.items():
+        print(f"{'median':>10} {code.name}: {seconds:.1f} s ({seconds / first[0]:.2f}x), CPU {cpu:.1f} s "
+              f"({cpu / first[1]:.2f}x), peak RSS {peak_mb:,.0f} MB ({peak_mb / first[2]:.2f}x)", flush=True)
 
 
 def _config(run: Path, logs: Path, *, engine: str, events: int) -> Path:
@@ -70,10 +91,11 @@ def _config(run: Path, logs: Path, *, engine: str, events: int) -> Path:
     return path
 
 
-def _measure(code: Path, config: Path) -> tuple[float, float, str]:
-    """Wall time and peak RSS of one `feco run`: the larger of the kernel's peak for the
-    process (wait4) and the sum over its process tree sampled every 0.1 s (Spark's JVM is a
-    child of the Python process)."""
+def _measure(code: Path, config: Path) -> tuple[float, float, float, str]:
+    """Wall time, CPU time (user + system, the process and the children it waited for) and
+    peak RSS of one `feco run`: the larger of the kernel's peak for the process (wait4) and
+    the sum over its process tree sampled every 0.1 s (Spark's JVM is a child of the Python
+    process). CPU time moves less than wall time when others share the machine."""
     import psutil
 
     env = os.environ | {"PYTHONPATH": str(code)}
@@ -92,7 +114,8 @@ def _measure(code: Path, config: Path) -> tuple[float, float, str]:
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status):
         sys.exit(f"feco run failed:\n{output.read_text()}")
-    return seconds, max(tree_peak, usage.ru_maxrss * 1024) / 2**20, output.read_text()
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, cpu, max(tree_peak, usage.ru_maxrss * 1024) / 2**20, output.read_text()
 
 
 def _tree_rss(process) -> int:

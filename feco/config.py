@@ -73,7 +73,26 @@ class LogSchema(_Model):
         duplicates = sorted({f for f in features if features.count(f) > 1})
         if duplicates:
             raise ValueError(f"feature listed twice: {', '.join(duplicates)}")
+        for feature in features:
+            _check_column_name(feature)
         return features
+
+    @field_validator("timestamp", "event_id", "product_group", "region", "query", "product_first_seen", "label")
+    @classmethod
+    def _usable(cls, name: str) -> str:
+        _check_column_name(name)
+        return name
+
+
+def _check_column_name(name: str) -> None:
+    """Any column name works (quoted in SQL, looked up literally) except the sample's own
+    ``window`` and names polars reads as a pattern rather than a name."""
+    if name == "window":
+        raise ValueError("'window' is the column feco's sample adds (the window number); "
+                         "rename the column in the logs")
+    if name == "*" or (name.startswith("^") and name.endswith("$")):
+        raise ValueError(f"column name {name!r} reads as a pattern of columns in polars, "
+                         "not as one column; rename it in the logs")
 
 
 class Sampling(_Model):

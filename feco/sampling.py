@@ -10,11 +10,15 @@ and not by traffic. Logs and samples may live on any filesystem feco.storage kno
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -24,11 +28,8 @@ import pyarrow.parquet as pq
 
 from feco import storage
 from feco.config import Config
-from feco.errors import DataError
+from feco.errors import DataError, UsageError
 from feco.storage import Location
-
-if TYPE_CHECKING:
-    import pyarrow.dataset as pads
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,16 @@ class WindowSummary(NamedTuple):
     events_available: int
     events_sampled: int
     step: float | None
+    rows_null_event_id: int  # the window's rows without an event id: in no event, not sampled
+    rows_null_timestamp: int  # rows of its hour files without a timestamp (each file counted once a day)
 
     @classmethod
-    def of(cls, ds: date, window: Window, *, available: int, wanted: int) -> WindowSummary:
+    def of(cls, ds: date, window: Window, *, available: int, wanted: int, null_event_ids: int,
+           null_timestamps: int) -> WindowSummary:
         """A short window is taken whole (step 1); an empty one has no step."""
         step = None if not available else max(1.0, round(available / wanted, 6))
-        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step)
+        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step,
+                   null_event_ids, null_timestamps)
 
 
 @dataclass(frozen=True)
@@ -80,10 +85,14 @@ class WindowChoice:
     """One window's sample: the query that reads its rows, and its ``sample_windows`` row."""
 
     window: Window
-    rows: pl.LazyFrame | None  # the window's rows of the chosen events; None: no files
+    rows: pl.LazyFrame | None  # the window's rows of the chosen events, with FILE; None: no files
     summary: WindowSummary
-    files: list[str]  # the window's hour files, to name one that fails
+    files: list[str]  # the window's hour files, in FILE order
     fs: pafs.FileSystem
+
+
+FILE = "__feco_file"  # a row's file, by its index in WindowChoice.files; never written
+RESERVED_COLUMNS = ("window", FILE)  # columns feco adds: the logs must not have them
 
 
 def choose_events(ds: date, config: Config) -> list[WindowChoice]:
@@ -92,11 +101,9 @@ def choose_events(ds: date, config: Config) -> list[WindowChoice]:
     Memory grows with the events in a window (two columns of them), not with their rows; the
     rows are read afterwards, only those of the chosen events (``sample_day``, ``write_sample``).
     """
-    fs, files_by_hour = hour_files(ds, config.paths.logs)
-    choices = []
-    for window in day_windows(ds, config):
-        files = [f for h in window.hours() for f in files_by_hour.get(h, [])]
-        choices.append(_choose(window, files, fs, ds=ds, config=config))
+    fs, schema, windows = window_files(ds, config)
+    choices = [_choose(w.window, w.files, fs, schema, ds=ds, config=config, null_timestamps=w.null_timestamps)
+               for w in windows]
     if not any(c.summary.events_sampled for c in choices):
         raise DataError(f"no search events in any sampling window of {ds}")
     return choices
@@ -107,14 +114,12 @@ def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     Returns the sampled rows (every log column plus ``window``) and one row per window for
     the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
-    events_sampled, step). The same logs, config and seed give the same sample. The pipeline
-    streams the rows to files instead (``write_sample``).
+    events_sampled, step, rows_null_event_id, rows_null_timestamp). The same logs, config and
+    seed give the same sample. The pipeline streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config)
-    samples = [
-        _sampled_rows(c).with_columns(pl.lit(c.window.index, pl.Int16).alias("window"))
-        for c in choices if c.summary.events_sampled
-    ]
+    samples = [_sampled_rows(c, event_id=config.logs.event_id).with_columns(window=pl.lit(c.window.index, pl.Int16))
+               for c in choices if c.summary.events_sampled]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
 
 
@@ -134,37 +139,128 @@ _WINDOW_SCHEMA = {
     "events_available": pl.Int64,
     "events_sampled": pl.Int64,
     "step": pl.Float64,
+    "rows_null_event_id": pl.Int64,
+    "rows_null_timestamp": pl.Int64,
 }
+_HOUR_FOLDER = re.compile(r"hour=(\d{1,2})")
 
 
 def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, list[str]]]:
+    """The day's Parquet files by hour. Files and folders named ``.*`` or ``_*`` are left
+    out, as Spark and Hive do; any other file must sit in a folder ``hour=0`` … ``hour=23``."""
     day = partition_dir(logs, ds)
     if not storage.is_dir(day):
         raise DataError(f"no log partition for {ds}: {day} does not exist")
+    fs, day_path = storage.filesystem_for(day)
     files: dict[int, list[str]] = {}
     for path in storage.files_under(day):
-        folder = path.rsplit("/", 2)[-2]
-        hour = folder.removeprefix("hour=")
-        if folder.startswith("hour=") and hour.isdigit() and 0 <= int(hour) < 24:
-            files.setdefault(int(hour), []).append(path)
+        folder, _, name = path.removeprefix(day_path.rstrip("/") + "/").rpartition("/")
+        hour = _HOUR_FOLDER.fullmatch(folder)
+        if not hour or int(hour.group(1)) > 23:
+            raise DataError(f"log file {name!r} is in folder {folder!r} of {day}, not in an hour folder "
+                            "hour=00 … hour=23 (rename the folder, or move the file)")
+        files.setdefault(int(hour.group(1)), []).append(path)
     if not files:
         raise DataError(f"empty log partition for {ds}: no hour=HH/*.parquet files under {day}")
-    return storage.filesystem_for(logs)[0], files
+    return fs, files
 
 
-def _choose(window: Window, files: list[str], fs: pafs.FileSystem, *, ds: date, config: Config) -> WindowChoice:
+class WindowFiles(NamedTuple):
+    window: Window
+    files: list[str]  # the hour files it reads
+    null_timestamps: int  # their rows without a timestamp; a file two windows read counts in the first
+
+
+def window_files(ds: date, config: Config) -> tuple[pafs.FileSystem, pl.Schema, list[WindowFiles]]:
+    """The filesystem, the logs' columns and each window's hour files, once the files have
+    been checked from their footers: the same columns (in any order) of the same types, the
+    timestamp and the event id among them."""
+    fs, by_hour = hour_files(ds, config.paths.logs)
+    windows = day_windows(ds, config)
+    read = [[f for h in w.hours() for f in by_hour.get(h, [])] for w in windows]
+    footers = _read_footers(list(dict.fromkeys(f for files in read for f in files)), fs)
+    schema = _check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, fs), set(), []
+    for window, files in zip(windows, read):
+        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files if f not in counted)))
+        counted.update(files)
+    return fs, schema, checked
+
+
+def _read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMetaData]:
+    """Each file's Parquet footer (its schema, row groups and statistics), naming a file that
+    cannot be read."""
+    footers = {}
+    for path in files:
+        try:
+            footers[path] = pq.read_metadata(fs.open_input_file(path))
+        except (OSError, pa.ArrowException) as error:
+            raise DataError(f"corrupt or unreadable Parquet file {path}: {error}") from None
+    return footers
+
+
+def _check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: str) -> pl.Schema:
+    """The logs' columns (those of the first file), once every file has the same columns of the
+    same types, in any order, with the timestamp and the event id among them."""
+    if not footers:
+        return pl.Schema()
+    # as polars reads them: Parquet's string and large_string are both String
+    schemas = {path: pl.from_arrow(footer.schema.to_arrow_schema().empty_table()).schema
+               for path, footer in footers.items()}
+    (first, columns), *others = schemas.items()
+    for path, schema in others:
+        for name in [*columns, *schema]:
+            if name not in schema or name not in columns:
+                has, lacks = (first, path) if name in columns else (path, first)
+                raise DataError(f"the logs' columns differ: {has} has column '{name}', {lacks} does not")
+            if schema[name] != columns[name]:
+                raise DataError(f"the logs' columns differ: column '{name}' is {columns[name]} in {first}, "
+                                f"{schema[name]} in {path}")
+    reserved = [c for c in RESERVED_COLUMNS if c in columns]
+    if reserved:
+        raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({first}); "
+                        "rename it in the logs")
+    for role, name in (("timestamp", ts), ("event id", event_id)):
+        if name not in columns:
+            raise DataError(f"{role} column '{name}' not in the logs ({first})")
+    if not isinstance(columns[ts], pl.Datetime):
+        raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({first})")
+    return columns
+
+
+def _null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileSystem) -> dict[str, int]:
+    """Rows whose ``column`` is NULL, per file: from the row groups' statistics, or by reading
+    the column where a writer left them out."""
+    counts = {}
+    for path, footer in footers.items():
+        index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(column)
+        counts[path] = 0
+        for group in range(footer.num_row_groups):
+            statistics = footer.row_group(group).column(index).statistics
+            if statistics is not None and statistics.has_null_count:
+                counts[path] += statistics.null_count
+            else:
+                table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
+                counts[path] += table.column(0).null_count
+    return counts
+
+
+def _choose(window: Window, files: list[str], fs: pafs.FileSystem, schema: pl.Schema, *, ds: date,
+            config: Config, null_timestamps: int) -> WindowChoice:
     ts, event_id = config.logs.timestamp, config.logs.event_id
     wanted = config.sampling.events_per_window
     if not files:
-        return WindowChoice(window, None, WindowSummary.of(ds, window, available=0, wanted=wanted), files, fs)
-    rows = _window_rows(_scan(files, fs), window, ts=ts, file=files[0])
-    if event_id not in rows.collect_schema():
-        raise DataError(f"event id column '{event_id}' not in the logs")
+        summary = WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0, null_timestamps=0)
+        return WindowChoice(window, None, summary, files, fs)
+    rows = _window_rows(_scan(files, fs, schema), window, ts=ts, dtype=schema[ts])
     keys = _collect(rows.select(event_id, ts), files, fs)
-    events = keys.group_by(event_id).agg(pl.col(ts).min()).sort([ts, event_id]).get_column(event_id)
-    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted)
+    null_ids = keys.get_column(event_id).null_count()
+    events = (keys.drop_nulls(event_id).group_by(event_id).agg(pl.col(ts).min())
+              .sort([ts, event_id]).get_column(event_id))
+    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted, null_event_ids=null_ids,
+                               null_timestamps=null_timestamps)
     if events.len() <= wanted:  # a short window is taken whole
-        return WindowChoice(window, rows, summary, files, fs)
+        return WindowChoice(window, rows.filter(pl.col(event_id).is_not_null()), summary, files, fs)
     chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
                                                 window=window.index))
     return WindowChoice(window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files, fs)
@@ -179,17 +275,29 @@ def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, wi
     return np.minimum(offsets, available - 1)
 
 
-def _scan(files: list[str], fs: pafs.FileSystem) -> pl.LazyFrame:
-    """The files as one lazy frame: polars' own reader on a local disk (it decodes the other
-    columns only for rows that pass the filter), pyarrow's on any other filesystem."""
+def _scan(files: list[str], fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+    """The files as one lazy frame, columns in ``schema``'s order, each row with its file's
+    index (FILE). Polars' own reader on a local disk (it decodes the other columns only for
+    rows that pass the filter), pyarrow's on any other filesystem."""
     try:
-        if fs.type_name == "local":
-            return pl.scan_parquet(files, hive_partitioning=False)
-        import pyarrow.dataset as pads
-
-        return pl.scan_pyarrow_dataset(pads.dataset(files, filesystem=fs, format="parquet"))
+        return pl.concat([_scan_file(path, fs, schema).with_columns(pl.lit(index, pl.UInt32).alias(FILE))
+                          for index, path in enumerate(files)])
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(_describe_read_failure(files, fs, error)) from None
+
+
+def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+    if fs.type_name == "local":
+        scan = pl.scan_parquet(path, hive_partitioning=False)
+    else:
+        import pyarrow.dataset as pads
+
+        scan = pl.scan_pyarrow_dataset(pads.dataset(path, filesystem=fs, format="parquet"))
+    found = scan.collect_schema().names()
+    if found == schema.names():
+        return scan
+    # reordered columns; picked by position, as a name may read as a pattern (^a$, *)
+    return scan.select(pl.nth([found.index(name) for name in schema.names()]))
 
 
 def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.DataFrame:
@@ -200,16 +308,8 @@ def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.Da
         raise DataError(_describe_read_failure(files, fs, error)) from None
 
 
-def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, file: str) -> pl.LazyFrame:
+def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, dtype: pl.Datetime) -> pl.LazyFrame:
     """The window's rows, bounds typed like the column so Parquet statistics still prune."""
-    try:
-        dtype = logs.collect_schema().get(ts)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise DataError(f"corrupt or unreadable Parquet file {file}: {error}") from None
-    if dtype is None:
-        raise DataError(f"timestamp column '{ts}' not in the logs ({file})")
-    if not isinstance(dtype, pl.Datetime):
-        raise DataError(f"timestamp column '{ts}' is {dtype}, not a timestamp ({file})")
     if dtype.time_zone is None:  # naive timestamps are taken as UTC
         start, end = window.start.replace(tzinfo=None), window.end.replace(tzinfo=None)
     else:
@@ -219,9 +319,11 @@ def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, file: str) -> p
 
 
 def _describe_read_failure(files: list[str], fs: pafs.FileSystem, error: Exception) -> str:
+    """The file that fails when read whole, a batch at a time (only on this failure path)."""
     for path in files:
         try:
-            pq.read_metadata(fs.open_input_file(path))
+            for _ in pq.ParquetFile(fs.open_input_file(path)).iter_batches():
+                pass
         except Exception as file_error:  # noqa: BLE001 - any failure here names the culprit
             return f"corrupt or unreadable Parquet file {path}: {file_error}"
     return f"cannot read logs ({files[0].rpartition('/')[0]}): {error}"
@@ -238,9 +340,11 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     summary = window_summary(choices)
 
     def write_windows(day: Location) -> None:
-        for choice in choices:
-            if choice.summary.events_sampled:
-                _write_window(choice, storage.join(day, f"window={choice.window.index}"))
+        sampled = [c for c in choices if c.summary.events_sampled]
+        # Two at a time: one window's rows are read while the one before is written.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}"),
+                                                  event_id=config.logs.event_id), sampled))
 
     replace_day(ds, config, write_windows, summary)
     return summary
@@ -254,6 +358,7 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
     rename: ``_windows.parquet``, which marks a day as sampled, is removed first and written
     last, so a crash leaves no sample rather than a mixed one.
     """
+    claim_samples(config)
     final = partition_dir(config.paths.samples, ds)
     local = not storage.is_uri(final)
     day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
@@ -265,14 +370,45 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
         _swap_in(day, final)
 
 
-def _write_window(choice: WindowChoice, folder: Location) -> None:
-    storage.write_parquet(_sampled_rows(choice), storage.join(folder, "part-0.parquet"))
+OWNER_FILE = "_feco_warehouse"
 
 
-def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
+def claim_samples(config: Config) -> None:
+    """Make sure the samples folder holds this warehouse's samples only.
+
+    The first run writes the warehouse's path into ``_feco_warehouse`` there; a config with
+    another warehouse is then refused, since its runs would replace the samples (and the
+    staged counts) the first one publishes. A lock would not do: the steps run apart. Seen
+    from a local samples folder the path is relative, so the two can move or be copied together.
+    """
+    samples, warehouse = config.paths.samples, config.paths.warehouse
+    owner_file = storage.join(samples, OWNER_FILE)
+    warehouse = str(warehouse) if storage.is_uri(samples) else os.path.relpath(warehouse, samples)
+    owner = storage.read_text(owner_file)
+    if owner is None:
+        storage.write_text(owner_file, warehouse)
+    elif owner != warehouse:
+        raise UsageError(f"the samples folder {samples} belongs to the warehouse {owner}, not to "
+                         f"this config's {warehouse} ({config.source}): give each config its own samples folder "
+                         f"(or delete {owner_file} if that warehouse is gone)")
+
+
+def _write_window(choice: WindowChoice, folder: Location, *, event_id: str) -> None:
+    storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, "part-0.parquet"))
+
+
+def _sampled_rows(choice: WindowChoice, *, event_id: str) -> pl.DataFrame:
     """The window's sampled rows, in the logs' order: only they are held, the rest of the
-    window is filtered out as it is read."""
-    return _collect(choice.rows, choice.files, choice.fs)
+    window is filtered out as it is read. An event whose rows come from two files (a log
+    file copied, or written twice) is an error: its rows would be counted twice."""
+    rows = _collect(choice.rows, choice.files, choice.fs)
+    spread = rows.group_by(event_id).agg(pl.col(FILE).unique().sort()).filter(pl.col(FILE).list.len() > 1)
+    if spread.height:
+        first, second = (choice.files[i] for i in spread.get_column(FILE)[0][:2])
+        raise DataError(f"{spread.height} sampled events of window {choice.window.index} have rows in two "
+                        f"files, e.g. event {spread.get_column(event_id)[0]} in {first} and {second}: "
+                        "a log file copied or written twice? Remove the duplicate")
+    return rows.drop(FILE)
 
 
 def _swap_in(staging: Path, final: Path) -> None:
@@ -292,8 +428,8 @@ def sampled_query_events(days: list[date], root: Location, *, event_id: str, que
             continue
         rows = sample_files(ds, root)
         # a day sampled before the query column existed has nothing to say about bands
-        if {event_id, query} <= set(rows.schema.names):
-            events = pl.from_arrow(rows.to_table(columns=[event_id, query]))
+        if {event_id, query} <= set(rows.schema):
+            events = rows.read([event_id, query])
             days_events.append(events.unique().get_column(query))  # an event id is unique within its day
     if not days_events:
         return pl.DataFrame(schema={"query": pl.String, "n": pl.Int64})
@@ -305,21 +441,73 @@ def is_sampled(ds: date, root: Location) -> bool:
     return storage.exists(storage.join(partition_dir(root, ds), "_windows.parquet"))
 
 
-def sample_files(ds: date, root: Location) -> pads.Dataset:
-    """The day's sampled rows as a dataset with their ``window`` column, read lazily."""
-    import pyarrow.dataset as pads  # slow to import, so only when needed
+@dataclass(frozen=True)
+class SampleFiles:
+    """A day's sample files (``window=N/*.parquet`` under the day's folder), read lazily.
 
+    The ``window`` column comes from the folder names. Readers take a batch at a time
+    (``batches``), or DuckDB reads local files itself (``feco.coverage``); both stream.
+    """
+
+    fs: pafs.FileSystem
+    files: list[str]  # in window order
+    windows: list[int]  # each file's window
+
+    @property
+    def is_local(self) -> bool:
+        return self.fs.type_name == "local"
+
+    @functools.cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The rows' columns (those of the first file) and ``window``."""
+        return self._open(self.files[0]).schema_arrow.append(pa.field("window", pa.int16()))
+
+    @property
+    def schema(self) -> pl.Schema:
+        return pl.from_arrow(self.arrow_schema.empty_table()).schema
+
+    def count_rows(self) -> int:
+        """From the files' footers alone."""
+        return sum(self._open(f).metadata.num_rows for f in self.files)
+
+    def batches(self, columns: list[str] | None = None) -> pa.RecordBatchReader:
+        """The rows with their ``window`` column (or only ``columns``), a batch at a time."""
+        schema = self.arrow_schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+
+        def read():
+            for file, window in zip(self.files, self.windows):
+                for batch in self._open(file).iter_batches(columns=[c for c in schema.names if c != "window"]):
+                    batch_columns = {name: batch.column(name) for name in batch.schema.names}
+                    batch_columns["window"] = pa.array(np.full(batch.num_rows, window, np.int16))
+                    yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
+
+        return pa.RecordBatchReader.from_batches(schema, read())
+
+    def read(self, columns: list[str] | None = None) -> pl.DataFrame:
+        """The rows (or ``columns``) in memory."""
+        return pl.from_arrow(self.batches(columns).read_all())
+
+    def _open(self, file: str) -> pq.ParquetFile:
+        try:
+            return pq.ParquetFile(self.fs.open_input_file(file))
+        except (OSError, pa.ArrowException) as error:
+            raise DataError(f"corrupt or unreadable sample file {file}: {error}") from None
+
+
+def sample_files(ds: date, root: Location) -> SampleFiles:
+    """The day's sample files, with the window of each."""
     if not is_sampled(ds, root):
         raise DataError(f"no sample for {ds} under {root} (run the sample step first)")
-    fs, day = storage.filesystem_for(partition_dir(root, ds))
-    files = sorted((f for f in storage.files_under(partition_dir(root, ds)) if "/window=" in f),
-                   key=lambda f: (int(f.rpartition("/window=")[2].partition("/")[0]), f))
-    partitioning = pads.partitioning(pa.schema([("window", pa.int16())]), flavor="hive")
-    return pads.dataset(files, filesystem=fs, format="parquet", partitioning=partitioning,
-                        partition_base_dir=day)
+    fs, _ = storage.filesystem_for(root)
+    found = [(int(f.rpartition("/window=")[2].partition("/")[0]), f)
+             for f in storage.files_under(partition_dir(root, ds)) if "/window=" in f]
+    found.sort()
+    return SampleFiles(fs, [f for _, f in found], [w for w, _ in found])
 
 
 def read_sample(ds: date, root: Location) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read back a day's sample rows (with ``window``) and its window summary, in memory."""
-    rows = pl.from_arrow(sample_files(ds, root).to_table())
+    rows = sample_files(ds, root).read()
     return rows, storage.read_parquet(storage.join(partition_dir(root, ds), "_windows.parquet"))

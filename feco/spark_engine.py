@@ -9,7 +9,7 @@ DuckDB warehouse.
 
 The session comes from ``[spark]`` (``master``, ``conf``); left unset under spark-submit, its
 settings apply. Paths are given to Spark as they are configured (``s3://…`` needs the
-cluster's S3 filesystem; see docs/spark.md).
+cluster's S3 filesystem; see docs/lake.md).
 """
 
 from __future__ import annotations
@@ -32,11 +32,10 @@ from feco.errors import DataError
 from feco.sampling import (
     Window,
     WindowSummary,
-    day_windows,
-    hour_files,
     partition_dir,
     replace_day,
     systematic_positions,
+    window_files,
     window_summary_frame,
 )
 
@@ -67,12 +66,12 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
     summary. Each window's events are ranked in one Spark task (two columns of them)."""
     spark = session(config)
-    _, files_by_hour = hour_files(ds, config.paths.logs)
     day = partition_dir(config.paths.logs, ds)
+    _, _, windows = window_files(ds, config)  # checked as the DuckDB engine checks them
     summaries, writes = [], []
-    for window in day_windows(ds, config):
-        hours = [spark_path(storage.join(day, f"hour={h:02d}")) for h in window.hours() if h in files_by_hour]
-        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config)
+    for window, files, null_timestamps in windows:
+        hours = [spark_path(storage.join(day, folder)) for folder in dict.fromkeys(f.split("/")[-2] for f in files)]
+        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config, null_timestamps=null_timestamps)
         summaries.append(summary)
         if rows is not None:
             writes.append((window, rows))
@@ -88,29 +87,33 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     return summary
 
 
-def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config: Config):
+def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config: Config, null_timestamps: int):
     """The window's sampled rows (a Spark DataFrame, or None) and its summary row."""
     from pyspark.sql import Window as Over
     from pyspark.sql import functions as F
 
     ts, event_id, wanted = config.logs.timestamp, config.logs.event_id, config.sampling.events_per_window
     if not hours:
-        return None, WindowSummary.of(ds, window, available=0, wanted=wanted)
+        return None, WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0, null_timestamps=0)
     logs = spark.read.parquet(*hours)
-    for column in (ts, event_id):
-        if column not in logs.columns:
-            raise DataError(f"column '{column}' not in the logs ({hours[0]})")
-    rows = logs.where((F.col(ts) >= F.lit(window.start)) & (F.col(ts) < F.lit(window.end)))
-    # cached: counted now, ranked when the sample is written
-    events = rows.groupBy(F.col(event_id).alias("event_id")).agg(F.min(ts).alias("first_ts")).cache()
+    rows = logs.where((F.col(_quote(ts)) >= F.lit(window.start)) & (F.col(_quote(ts)) < F.lit(window.end)))
+    # cached: counted now, ranked when the sample is written; rows without an event id are
+    # in no event: counted, never sampled
+    keyed = rows.groupBy(F.col(_quote(event_id)).alias("event_id")).agg(F.min(_quote(ts)).alias("first_ts"),
+                                                                       F.count(F.lit(1)).alias("n_rows")).cache()
+    null_ids = sum(r.n_rows for r in keyed.where(F.col("event_id").isNull()).select("n_rows").collect())
+    events = keyed.where(F.col("event_id").isNotNull())
     available = events.count()
-    summary = WindowSummary.of(ds, window, available=available, wanted=wanted)
+    summary = WindowSummary.of(ds, window, available=available, wanted=wanted, null_event_ids=null_ids,
+                               null_timestamps=null_timestamps)
+    rows = rows.where(F.col(_quote(event_id)).isNotNull())
     if available <= wanted:  # a short window is taken whole
         return (rows if available else None), summary
     positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.index)
     ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
     chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
-    return rows.join(F.broadcast(chosen.select(F.col("event_id").alias(event_id))), event_id, "left_semi"), summary
+    chosen_ids = F.broadcast(chosen.select(F.col("event_id").alias("feco_chosen_id")))
+    return rows.join(chosen_ids, F.col(_quote(event_id)) == F.col("feco_chosen_id"), "left_semi"), summary
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],

@@ -106,12 +106,14 @@ def is_dir(location: Location) -> bool:
 
 def files_under(location: Location, *, suffix: str = ".parquet") -> list[str]:
     """Every file below ``location`` ending in ``suffix``, as paths of its filesystem, sorted.
-    Hidden and temporary files (``.name``, ``_name``) are left out."""
+    Hidden and temporary files and folders (``.name``, ``_name``, such as ``_temporary/`` or
+    ``.part-0.parquet.crc``) are left out, as Spark and Hive leave them out."""
     fs, path = filesystem_for(location)
+    root = path.rstrip("/") + "/"
     selector = pafs.FileSelector(path, recursive=True, allow_not_found=True)
     found = [info.path for info in fs.get_file_info(selector)
              if info.type == pafs.FileType.File and info.base_name.endswith(suffix)
-             and not info.base_name.startswith((".", "_"))]
+             and not any(part.startswith((".", "_")) for part in info.path.removeprefix(root).split("/"))]
     return sorted(found)
 
 
@@ -152,3 +154,20 @@ def write_parquet(frame: pl.DataFrame | pa.Table, location: Location) -> None:
     temporary = f"{path}.{uuid.uuid4().hex}.tmp"
     pq.write_table(table, temporary, filesystem=fs)
     fs.move(temporary, path)
+
+
+def read_text(location: Location) -> str | None:
+    """A small text file's content; None when there is none."""
+    fs, path = filesystem_for(location)
+    try:
+        with fs.open_input_stream(path) as stream:
+            return stream.read().decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def write_text(location: Location, text: str) -> None:
+    fs, path = filesystem_for(location)
+    fs.create_dir(path.rpartition("/")[0], recursive=True)
+    with fs.open_output_stream(path) as stream:
+        stream.write(text.encode("utf-8"))

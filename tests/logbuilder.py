@@ -53,6 +53,19 @@ def write_logs(root: Path, frame: pl.DataFrame) -> None:
         part.drop("_ds", "_hour").write_parquet(folder / "part-0.parquet")
 
 
+def blank_event_keys(path: Path, *, event_ids: int, timestamps: int) -> None:
+    """Rewrite one hour file: ``event_ids`` rows between minutes 25 and 34 of the hour (the
+    default windows' second one, 04:25-04:35, in hour 4) lose their event id, the next
+    ``timestamps`` rows their timestamp."""
+    frame = pl.read_parquet(path).with_row_index()
+    rows = frame.filter(pl.col("event_ts").dt.minute().is_between(25, 34))["index"]
+    blank = {"event_id": rows[:event_ids], "event_ts": rows[event_ids:event_ids + timestamps]}
+    frame.with_columns(
+        pl.when(pl.col("index").is_in(picked.implode())).then(None).otherwise(column).alias(column)
+        for column, picked in blank.items()
+    ).drop("index").write_parquet(path)
+
+
 def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned type is feco's Config
     """A config over ``tmp`` with test features; ``sections`` override whole tables."""
     raw = {

@@ -132,7 +132,7 @@ def test_write_and_read_back_replace_the_day_whole(config):
     assert back.sort(["window", "event_ts", "event_id", "position"]).equals(
         rows.sort(["window", "event_ts", "event_id", "position"]).select(back.columns))
     assert back_windows.equals(windows)
-    assert sorted(p.name for p in config.paths.samples.iterdir()) == [f"ds={DAY}"]
+    assert sorted(p.name for p in config.paths.samples.iterdir()) == ["_feco_warehouse", f"ds={DAY}"]
 
 
 def test_sampled_query_events_count_each_days_events_once(config):

@@ -5,7 +5,7 @@ from datetime import date, timedelta
 
 import polars as pl
 import pytest
-from logbuilder import make_config
+from logbuilder import blank_event_keys, make_config
 
 from feco import tasks
 from feco.sampling import read_sample
@@ -26,6 +26,8 @@ def logs(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("logs")
     generate_logs(root, start=DAY, days=2, events_per_day=30_000, seed=3)
+    # rows without an event id in window 1 (04:25-04:35), and without a timestamp
+    blank_event_keys(next((root / f"ds={DAY}" / "hour=04").glob("*.parquet")), event_ids=5, timestamps=3)
     return root
 
 
@@ -52,6 +54,8 @@ def _run_both(tmp_path, logs, days):
         duck_rows, duck_windows = read_sample(ds, duck.paths.samples)
         spark_rows, spark_windows = read_sample(ds, spark.paths.samples)
         assert spark_windows.equals(duck_windows)
+        if ds == DAY:
+            assert duck_windows.filter(window=1).select("rows_null_event_id", "rows_null_timestamp").row(0) == (5, 3)
         assert duck_windows["events_sampled"].sum() == 8 * 40  # a sample, not whole windows
         chosen = [rows.select("window", "event_id").unique().sort("window", "event_id")
                   for rows in (duck_rows, spark_rows)]

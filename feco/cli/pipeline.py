@@ -17,7 +17,7 @@ from feco.cli.options import (
     print_frame,
     to_json,
 )
-from feco.errors import DataError, UsageError
+from feco.errors import DataError, FecoError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
 
@@ -170,9 +170,12 @@ def _backfill(args: argparse.Namespace) -> int:
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
             result = tasks.run_day(ds, config, deliver=args.notify)
-        except DataError as error:
+        except UsageError:
+            raise  # a bad config or option fails every day alike
+        except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
             failed.append(ds)
-            print(f"{prefix} FAILED: {error}", file=sys.stderr, flush=True)
+            reason = error if isinstance(error, FecoError) else f"{type(error).__name__}: {error}"
+            print(f"{prefix} FAILED: {reason}", file=sys.stderr, flush=True)
             if args.fail_fast:
                 break
             continue
@@ -263,6 +266,11 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     print(f"short windows:     {facts['short_windows']} (fewer events than the "
           f"{events_per_window:,} wanted)")
     print(f"missing features:  {facts['features_missing']} feature-days")
+    if facts["null_days"]:
+        days = ", ".join(str(d) for d in facts["null_days"][:5]) + (" …" if len(facts["null_days"]) > 5 else "")
+        print(f"rows left out:     {facts['rows_null_timestamp']:,} with a NULL timestamp, "
+              f"{facts['rows_null_event_id']:,} with a NULL event id, in the hours sampled ({days}; "
+              "see sample_windows)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
 

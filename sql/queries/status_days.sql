@@ -1,7 +1,9 @@
 -- status_days: what the warehouse holds, for `feco status`.
 -- Inputs: runs, sample_windows, feature_status. Output: one row: days, first_ds, last_ds,
 -- last_published_at, events_sampled (all days), features_missing (feature-days missing from
--- the logs), short_windows (windows that had fewer events than wanted).
+-- the logs), short_windows (windows that had fewer events than wanted), rows_null_event_id and
+-- rows_null_timestamp (log rows left out of every sample for a NULL event id or timestamp, all
+-- days), null_days (the days that had any).
 SELECT count(*) AS days,
        min(ds) AS first_ds,
        max(ds) AS last_ds,
@@ -9,5 +11,9 @@ SELECT count(*) AS days,
        coalesce(sum(events_sampled), 0) AS events_sampled,
        (SELECT count(*) FROM feature_status WHERE status <> 'ok') AS features_missing,
        (SELECT count(*) FROM sample_windows WHERE events_sampled < $events_per_window)
-           AS short_windows
+           AS short_windows,
+       (SELECT coalesce(sum(rows_null_event_id), 0) FROM sample_windows) AS rows_null_event_id,
+       (SELECT coalesce(sum(rows_null_timestamp), 0) FROM sample_windows) AS rows_null_timestamp,
+       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows
+        WHERE rows_null_event_id > 0 OR rows_null_timestamp > 0) AS null_days
 FROM runs;

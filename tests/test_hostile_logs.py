@@ -1,0 +1,227 @@
+"""Logs as a careless writer leaves them: each ends in one clear line or a counted warning,
+never in a traceback, a silent drop or a count taken twice."""
+
+import shutil
+from datetime import date, datetime, timedelta, timezone
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from logbuilder import (
+    FEATURES,
+    blank_event_keys,
+    make_config,
+    make_events,
+    write_config_file,
+    write_logs,
+)
+
+from feco import tasks
+from feco.cli import main
+from feco.config import parse_config
+from feco.coverage import compute_states
+from feco.errors import ConfigError, DataError, UsageError
+from feco.sampling import sample_day
+
+DAY = date(2026, 3, 2)
+
+
+@pytest.fixture
+def config(tmp_path):
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=1))
+    return make_config(tmp_path)
+
+
+def hour_file(config, hour: int, name: str = "part-0.parquet"):
+    return config.paths.logs / f"ds={DAY}" / f"hour={hour:02d}" / name
+
+
+def rewrite(path, change) -> None:
+    change(pl.read_parquet(path)).write_parquet(path)
+
+
+def test_reordered_columns_between_hour_files_are_read_by_name(config):
+    expected, _ = sample_day(DAY, config)
+    rewrite(hour_file(config, 4), lambda frame: frame.select(reversed(frame.columns)))
+    # strings written as Parquet's string rather than polars' large_string read the same
+    table = pl.read_parquet(hour_file(config, 7)).to_arrow()
+    pq.write_table(table.cast(pa.schema([pa.field(f.name, pa.string() if f.type == pa.large_string() else f.type)
+                                         for f in table.schema])), hour_file(config, 7))
+    rows, _ = sample_day(DAY, config)
+    assert rows.equals(expected)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda frame: frame.with_columns(pl.lit(1.0).alias("f_new")), "hour=04/part-0.parquet has column 'f_new'"),
+    (lambda frame: frame.drop("f_sparse"), "has column 'f_sparse', .*hour=04/part-0.parquet does not"),
+    (lambda frame: frame.with_columns(pl.col("f_dense").cast(pl.Float32)),
+     "column 'f_dense' is Float64 in .*, Float32 in .*hour=04/part-0.parquet"),
+])
+def test_added_dropped_or_retyped_columns_name_the_file_and_the_column(config, change, message):
+    rewrite(hour_file(config, 4), change)
+    with pytest.raises(DataError, match=message):
+        sample_day(DAY, config)
+
+
+def test_backfill_lists_a_failed_day_and_goes_on(tmp_path, capsys, monkeypatch):
+    for i in range(3):
+        write_logs(tmp_path / "logs", make_events(DAY + timedelta(days=i), events=1500, seed=i))
+    drifted = tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet"
+    rewrite(drifted, lambda frame: frame.drop("f_sparse"))
+    config_file = str(write_config_file(tmp_path))
+    run_day = tasks.run_day
+
+    def crash_on_the_third_day(ds, config, **options):
+        if ds == DAY + timedelta(days=2):
+            raise ValueError("something feco did not expect")
+        return run_day(ds, config, **options)
+
+    monkeypatch.setattr(tasks, "run_day", crash_on_the_third_day)
+    code = main(["backfill", "--start", str(DAY), "--end", str(DAY + timedelta(days=2)), "--config", config_file])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"[1/3] {DAY} FAILED: the logs' columns differ" in err
+    assert f"[2/3] {DAY + timedelta(days=1)} ok" in err
+    assert f"[3/3] {DAY + timedelta(days=2)} FAILED: ValueError: something feco did not expect" in err
+    assert f"2 of 3 days failed: {DAY}, {DAY + timedelta(days=2)}" in err
+    assert "Traceback" not in err
+
+
+def test_a_bad_config_stops_a_backfill_at_once(tmp_path, capsys, monkeypatch):
+    def refuse(ds, config, **options):
+        raise UsageError("the same for every day")
+
+    monkeypatch.setattr(tasks, "run_day", refuse)
+    code = main(["backfill", "--start", str(DAY), "--end", str(DAY + timedelta(days=2)),
+                 "--config", str(write_config_file(tmp_path))])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "feco: error: the same for every day"
+
+
+@pytest.mark.parametrize("column", ["window", "^f_dense$", "*"])
+def test_a_column_name_feco_cannot_read_as_a_name_is_refused(tmp_path, column):
+    with pytest.raises(ConfigError, match=r"key 'logs.features': .*rename"):
+        make_config(tmp_path, logs={"features": [column]})
+    with pytest.raises(ConfigError, match=r"key 'logs.region': .*rename"):
+        make_config(tmp_path, logs={"features": ["f_dense"], "region": column})
+
+
+def test_logs_with_a_window_column_are_refused(config):
+    for hour in range(24):
+        if hour_file(config, hour).exists():
+            rewrite(hour_file(config, hour), lambda frame: frame.with_columns(pl.lit(3).alias("window")))
+    with pytest.raises(DataError, match="the logs have a column 'window', a name feco's sample adds"):
+        sample_day(DAY, config)
+
+
+def test_regex_like_column_names_are_read_literally(tmp_path):
+    names = {"f_dense": "a.b", "f_sparse": "f[1]", "f_signed": "x+y", "event_id": "id (1)", "event_ts": "ts$"}
+    logs = make_events(DAY, events=2000, seed=1)
+    write_logs(tmp_path / "plain" / "logs", logs)
+    plain = make_config(tmp_path / "plain")
+    odd_logs = tmp_path / "odd" / "logs"
+    for path in (tmp_path / "plain" / "logs").rglob("*.parquet"):
+        target = odd_logs / path.relative_to(tmp_path / "plain" / "logs")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pl.read_parquet(path).rename(names).write_parquet(target)
+    odd = make_config(tmp_path / "odd", logs={"features": [names[f] for f in FEATURES], "event_id": "id (1)",
+                                              "timestamp": "ts$"}, coverage={"rules": {"x+y": "!= 0"}})
+    plain_rows, plain_windows = sample_day(DAY, plain)
+    odd_rows, odd_windows = sample_day(DAY, odd)
+    assert odd_rows.rename({v: k for k, v in names.items()}).equals(plain_rows)
+    assert odd_windows.equals(plain_windows)
+    plain_states, _ = compute_states(plain_rows, ds=DAY, config=plain)
+    odd_states, status = compute_states(odd_rows, ds=DAY, config=odd)
+    assert status["status"].to_list() == ["ok"] * 3
+    renamed = odd_states.with_columns(pl.col("feature").replace({v: k for k, v in names.items()}))
+    assert renamed.sort(renamed.columns).equals(plain_states.sort(plain_states.columns))
+
+
+@pytest.mark.parametrize("copy_name", ["part-0 (1).parquet", "part-9.parquet"])
+def test_a_copied_hour_file_is_refused_not_counted_twice(config, copy_name):
+    shutil.copy(hour_file(config, 4), hour_file(config, 4, copy_name))
+    with pytest.raises(DataError, match="have rows in two files.*Remove the duplicate") as refused:
+        sample_day(DAY, config)
+    for path in (hour_file(config, 4), hour_file(config, 4, copy_name)):
+        assert str(path) in str(refused.value)
+
+
+def test_events_split_over_two_files_are_refused(config):
+    """The same event ids in another file, with other values (logged twice)."""
+    original = pl.read_parquet(hour_file(config, 4))
+    original.with_columns(pl.col("f_dense") * 2).write_parquet(hour_file(config, 4, "part-1.parquet"))
+    for events in (5, 10_000):  # sampled by step, and a short window taken whole
+        sampling = {"windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": events}
+        with pytest.raises(DataError, match="have rows in two files"):
+            sample_day(DAY, make_config(config.source.parent, sampling=sampling))
+
+
+def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path, capsys):
+    logs = make_events(DAY, events=2000, seed=1)
+    write_logs(tmp_path / "logs", logs)
+    path = tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet"
+    height = pl.read_parquet(path).height
+    blank_event_keys(path, event_ids=6, timestamps=4)  # in the CLI config's window 04:25-04:35
+    config_file = write_config_file(tmp_path)
+    config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
+                           "logs": {"features": FEATURES}, "sampling": {"window_starts": ["04:00"], "windows": 1,
+                                                                        "window_minutes": 60,
+                                                                        "events_per_window": 10_000}},
+                          source=config_file)
+    rows, windows = sample_day(DAY, config)
+    assert windows.select("rows_null_event_id", "rows_null_timestamp").row(0) == (6, 4)
+    assert rows["event_id"].null_count() == 0
+    assert rows.height == height - 6 - 4
+    assert main(["run", "--ds", str(DAY), "--config", str(config_file)]) == 0
+    assert main(["status", "--config", str(config_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"rows left out:     4 with a NULL timestamp, 6 with a NULL event id, in the hours sampled ({DAY}" in out
+
+
+@pytest.mark.parametrize("folder", ["hour=10 ", "hour=24", "hour=ten", "10", "hour=10/extra"])
+def test_a_malformed_hour_folder_is_one_clear_line(config, folder):
+    misplaced = config.paths.logs / f"ds={DAY}" / folder / "part-0.parquet"
+    misplaced.parent.mkdir(parents=True)
+    shutil.copy(hour_file(config, 4), misplaced)
+    with pytest.raises(DataError, match=f"log file 'part-0.parquet' is in folder '{folder}' .*not in an hour folder"):
+        sample_day(DAY, config)
+    ready = tasks.check_logs(DAY, config, now=datetime(2026, 3, 4, tzinfo=timezone.utc))
+    assert not ready.ready and f"'{folder}'" in ready.reason
+
+
+def test_hidden_and_underscore_files_and_folders_are_ignored(config):
+    expected, _ = sample_day(DAY, config)
+    junk = b"not parquet"
+    hour = hour_file(config, 4).parent
+    (hour / ".part-0.parquet.crc").write_bytes(junk)
+    (hour / "_part-1.parquet").write_bytes(junk)
+    for folder in ("_temporary/0", ".spark-staging", "hour=04/_temporary"):
+        (hour.parent / folder).mkdir(parents=True, exist_ok=True)
+        (hour.parent / folder / "part-0.parquet").write_bytes(junk)
+    (hour.parent / "_SUCCESS").write_bytes(b"")
+    rows, _ = sample_day(DAY, config)
+    assert rows.equals(expected)
+
+
+def test_a_file_corrupt_past_its_footer_is_named(config):
+    path = hour_file(config, 4)
+    data = bytearray(path.read_bytes())
+    data[4:len(data) // 2] = bytes(len(data) // 2 - 4)  # data pages zeroed, footer intact
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataError, match="corrupt or unreadable Parquet file .*hour=04/part-0.parquet"):
+        sample_day(DAY, make_config(config.source.parent, sampling={
+            "windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": 5}))
+
+
+def test_two_configs_cannot_share_a_samples_folder(config, tmp_path):
+    tasks.sample(DAY, config)
+    tasks.sample(DAY, config)  # the same warehouse again: its own folder
+    other = make_config(tmp_path, paths={"logs": "logs", "samples": "samples", "warehouse": "other.duckdb"})
+    with pytest.raises(UsageError, match=r"the samples folder .*samples belongs to the warehouse ../feco.duckdb, "
+                                         r"not to this config's ../other.duckdb.*give each config its own"):
+        tasks.sample(DAY, other)
+    moved = tmp_path / "moved"  # samples and warehouse moved together still belong together
+    shutil.copytree(tmp_path / "samples", moved / "samples")
+    tasks.sample(DAY, make_config(moved, paths={"logs": str(config.paths.logs), "samples": "samples",
+                                                "warehouse": "feco.duckdb"}))
