@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from feco import storage
 from feco.config import Config
 from feco.errors import DataError
+from feco.sample_files import ROWS_FILE, WINDOWS_FILE
 from feco.storage import Location
 
 if TYPE_CHECKING:
@@ -257,16 +258,16 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
     final = partition_dir(config.paths.samples, ds)
     local = not storage.is_uri(final)
     day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
-    storage.remove(storage.join(final, "_windows.parquet"))
+    storage.remove(storage.join(final, WINDOWS_FILE))
     storage.remove(day)
     write_windows(day)
-    storage.write_parquet(summary, storage.join(day, "_windows.parquet"))
+    storage.write_parquet(summary, storage.join(day, WINDOWS_FILE))
     if local:
         _swap_in(day, final)
 
 
 def _write_window(choice: WindowChoice, folder: Location) -> None:
-    storage.write_parquet(_sampled_rows(choice), storage.join(folder, "part-0.parquet"))
+    storage.write_parquet(_sampled_rows(choice), storage.join(folder, ROWS_FILE))
 
 
 def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
@@ -302,7 +303,7 @@ def sampled_query_events(days: list[date], root: Location, *, event_id: str, que
 
 
 def is_sampled(ds: date, root: Location) -> bool:
-    return storage.exists(storage.join(partition_dir(root, ds), "_windows.parquet"))
+    return storage.exists(storage.join(partition_dir(root, ds), WINDOWS_FILE))
 
 
 def sample_files(ds: date, root: Location) -> pads.Dataset:
@@ -322,4 +323,4 @@ def sample_files(ds: date, root: Location) -> pads.Dataset:
 def read_sample(ds: date, root: Location) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read back a day's sample rows (with ``window``) and its window summary, in memory."""
     rows = pl.from_arrow(sample_files(ds, root).to_table())
-    return rows, storage.read_parquet(storage.join(partition_dir(root, ds), "_windows.parquet"))
+    return rows, storage.read_parquet(storage.join(partition_dir(root, ds), WINDOWS_FILE))

@@ -8,6 +8,7 @@ import pytest
 
 from feco import tasks
 from feco.errors import DataError, WarehouseBusyError
+from feco.sampling import is_sampled
 from feco.warehouse import fetch, open_for_write, publish_day
 from logbuilder import make_config, make_events, write_logs
 
@@ -127,6 +128,26 @@ def test_reference_statistics_are_computed_once_and_stored(tmp_path):
     daily = table(config, "SELECT coverage FROM feco_daily WHERE feature = 'f_dense' "
                           "AND segment_dim = 'all'")
     assert 0.3 < daily["coverage"].item() < 0.7
+
+
+def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_path):
+    config = make_config(tmp_path, coverage={
+        "rules": {"f_dense": "> reference_median"},
+        "reference": {"start": str(DAYS[0]), "end": str(DAYS[1])},
+    })
+    for i, ds in enumerate(DAYS[:3]):
+        write_logs(config.paths.logs, make_events(ds, events=1500, seed=i))
+    tasks.sample(DAYS[2], config)
+    with pytest.raises(DataError, match="no reference statistics stored for f_dense .* sample_reference"):
+        tasks.coverage(DAYS[2], config)
+    assert not any(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])  # no hidden sampling
+    assert not config.paths.warehouse.exists()  # nor a hidden write
+
+    made = tasks.sample_reference(DAYS[2], config)
+    assert all(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])
+    assert tasks.sample_reference(DAYS[2], config) == made  # read back, not computed again
+    assert table(config, "SELECT feature, statistic FROM coverage_reference").rows() == [("f_dense", "median")]
+    assert tasks.coverage(DAYS[2], config)["states"] > 0
 
 
 def test_a_second_writer_fails_with_a_clear_message(config):
