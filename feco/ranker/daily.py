@@ -54,8 +54,10 @@ def train_reference(ds: date, config: Config) -> dict:
 
     Examples
     --------
-    >>> train_reference(date(2026, 3, 16), config)["version"]  # doctest: +SKIP
-    '2026-03-16-5f0c2a9e'
+    With the demo's config and samples (not run as a doctest: it trains on weeks of data)::
+
+        train_reference(date(2026, 3, 16), load_config("configs/feco.toml"))["version"]
+        # '2026-03-16-5f0c2a9e'
     """
     settings = config.ranker
     days = sampled_days_before(ds, config)
@@ -97,8 +99,10 @@ def score_day(ds: date, config: Config) -> dict:
 
     Examples
     --------
-    >>> score_day(date(2026, 3, 20), config)  # doctest: +SKIP
-    {'ds': '2026-03-20', 'model': '2026-03-16-5f0c2a9e', 'ndcg8': 0.43, 'queries_evaluated': 812}
+    With the demo's config, samples and reference model (not run as a doctest)::
+
+        score_day(date(2026, 3, 20), load_config("configs/feco.toml"))
+        # {'ds': '2026-03-20', 'model': '2026-03-16-5f0c2a9e', 'ndcg8': 0.43, 'queries_evaluated': 812}
     """
     with open_configured(config) as conn:
         model = current_model(conn, ds)
@@ -121,8 +125,17 @@ def daily_scores(frame: pl.DataFrame, model: TrainedRanker, *, ds: date, run_id:
 
     Examples
     --------
-    >>> daily_scores(frame, model, ds=ds, run_id="r", segments=["region"]).columns  # doctest: +SKIP
-    ['ds', 'run_id', 'segment_dim', 'segment_value', 'queries', ...]
+    Two events (queries) in two regions; the second has no relevant row, so it is counted but
+    left out of the NDCG sums:
+
+    >>> frame = pl.DataFrame({"qid": [1, 1, 1, 2, 2], "label": [0, 2, 1, 0, 0],
+    ...                       "region": ["DE"] * 3 + ["US"] * 2, "x": [0.1, 0.9, 0.5, 0.3, 0.2]})
+    >>> model = train_ranker(frame, features=["x"], num_boost_round=2,
+    ...                      params={"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1})
+    >>> scores = daily_scores(frame, model, ds=date(2026, 3, 20), run_id="r", segments=["region"])
+    >>> scores.select("segment_dim", "segment_value", "queries", "queries_evaluated",
+    ...               "queries_no_relevant").rows()
+    [('all', 'all', 2, 1, 1), ('region', 'DE', 1, 1, 0), ('region', 'US', 1, 0, 1)]
     """
     scored = frame.with_columns(pl.Series("score", predict_scores(model, frame)))
     per_query = evaluate_labelled(scored, metrics=["ndcg@4", "ndcg@8"]).per_query
