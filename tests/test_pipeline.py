@@ -113,13 +113,19 @@ def test_non_numeric_feature_leaves_the_warehouse_unchanged(config):
     assert table(config, "SELECT ds FROM runs")["ds"].to_list() == [DAYS[0]]
 
 
-def test_reference_statistics_are_computed_once_and_stored(tmp_path):
+def reference_rule_config(tmp_path, rule: str):
+    """f_dense compared with a reference statistic of DAYS[0:2]; logs of DAYS[0:3] written."""
     config = make_config(tmp_path, coverage={
-        "rules": {"f_dense": "> reference_mean"},
+        "rules": {"f_dense": rule},
         "reference": {"start": str(DAYS[0]), "end": str(DAYS[1])},
     })
     for i, ds in enumerate(DAYS[:3]):
         write_logs(config.paths.logs, make_events(ds, events=1500, seed=i))
+    return config
+
+
+def test_reference_statistics_are_computed_once_and_stored(tmp_path):
+    config = reference_rule_config(tmp_path, "> reference_mean")
     tasks.run_day(DAYS[2], config)  # samples the reference days it needs first
     stored = table(config, "SELECT * FROM coverage_reference")
     assert stored["feature"].to_list() == ["f_dense"]
@@ -131,12 +137,7 @@ def test_reference_statistics_are_computed_once_and_stored(tmp_path):
 
 
 def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_path):
-    config = make_config(tmp_path, coverage={
-        "rules": {"f_dense": "> reference_median"},
-        "reference": {"start": str(DAYS[0]), "end": str(DAYS[1])},
-    })
-    for i, ds in enumerate(DAYS[:3]):
-        write_logs(config.paths.logs, make_events(ds, events=1500, seed=i))
+    config = reference_rule_config(tmp_path, "> reference_median")
     tasks.sample(DAYS[2], config)
     with pytest.raises(DataError, match="no reference statistics stored for f_dense .* sample_reference"):
         tasks.coverage(DAYS[2], config)
