@@ -1,9 +1,11 @@
 """NumPy kernels: the numba kernels' functions, same arguments and results, as array operations.
 
-Where a numba kernel walks each query's rows, these sort all rows once with ``np.lexsort``
-(query first) and read positions off the sorted order; sums are ``np.bincount`` over the
-items in the order the loops visit them (query by query, item by item), so every float is
-added in the same order and the values are identical, not merely close.
+Where a numba kernel walks each query's rows, these sort all rows at once, by query, score
+and tie rule fused into one int64 key, and read each item's place off the sorted order; item
+ids become exact ranks first (``_dense_ranks``), so (query, item) pairs are single int64 keys
+too. Sums are ``np.bincount`` over the items in the order the loops visit them (query by
+query, item by item): every float is added in the same order, so the values are identical,
+not merely close (tests/ranking/test_kernels.py).
 """
 
 from __future__ import annotations
