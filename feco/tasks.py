@@ -2,10 +2,11 @@
 
 Each step takes the day it processes and the config (a loaded one, or a path) and is
 idempotent: sample → sample_reference → coverage → publish → score → detect → notify, then
-report. Each step's side effects are in its name and docstring: only `sample` and
-`sample_reference` write samples, only `sample_reference`, `publish`, `score`, `detect`,
-`notify` and `train_ranker` write the warehouse. Steps hand over through files in the day's
-sample folder (feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
+report. What each step writes is in its name and docstring: `sample` the day's sample,
+`sample_reference` the reference period's samples and statistics (once), `coverage` only
+two staged files beside the day's sample; `publish`, `score`, `detect`, `notify` and
+`train_ranker` the warehouse. Steps hand over through the day's sample folder
+(feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
 Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
 reference model) and `send_message` (a plain line to the alert channels, for failures).
 """
@@ -90,7 +91,7 @@ def sample_reference(ds: date | str, config: Config | str | None = None) -> dict
     wanted = _wanted_references(config)
     if not wanted:
         return {"ds": ds.isoformat(), "references": {}}
-    stored = stored_references(config)
+    stored = _stored_references(config)
     if stored.keys() == wanted.keys():
         return {"ds": ds.isoformat(), "references": stored}
     period = config.coverage.reference
@@ -116,7 +117,7 @@ def coverage(ds: date | str, config: Config | str | None = None) -> dict:
     Reads the day's samples (and, with ``band_days``, the days before) and the stored
     reference statistics; writes only the two staged files.
     """
-    references = stored_references(config)
+    references = _stored_references(config)
     missing = _wanted_references(config).keys() - references.keys()
     if missing:
         period = config.coverage.reference
@@ -284,7 +285,7 @@ def config_digest(config: Config) -> str:
     return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
-def stored_references(config: Config) -> dict[str, float]:
+def _stored_references(config: Config) -> dict[str, float]:
     """The stored reference statistics the config's rules want, by feature (as many as are
     stored; none when no rule wants one)."""
     wanted = _wanted_references(config)
