@@ -61,7 +61,7 @@ def feco_daily():
 
     @task(**writes)
     def coverage() -> dict:
-        return run_step("coverage")
+        return run_step("compute_coverage")
 
     @task(outlets=[COVERAGE], **writes)
     def publish(*, outlet_events=None) -> dict:

@@ -1,12 +1,12 @@
 """The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
 
 Each step takes the day it processes and the config (a loaded one, or a path) and is
-idempotent: sample → sample_reference → coverage → publish → score → detect → notify, then
-report. What each step writes is in its name and docstring: `sample` the day's sample,
-`sample_reference` the reference period's samples and statistics (once), `coverage` only
-two staged files beside the day's sample; `publish`, `score`, `detect`, `notify` and
-`train_ranker` the warehouse. Steps hand over through the day's sample folder
-(feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
+idempotent: sample → sample_reference → compute_coverage → publish → score → detect →
+notify, then report. What each step writes is in its name and docstring: `sample` the day's
+sample, `sample_reference` the reference period's samples and statistics (once),
+`compute_coverage` only two staged files beside the day's sample; `publish`, `score`,
+`detect`, `notify` and `train_ranker` the warehouse. Steps hand over through the day's
+sample folder (feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
 Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
 reference model) and `send_message` (a plain line to the alert channels, for failures).
 """
@@ -86,7 +86,7 @@ def sample_reference(ds: date | str, config: Config | str | None = None) -> dict
     Once per reference period: the period's days not sampled yet are sampled, and each
     wanted statistic is computed over the period's samples and stored in
     ``coverage_reference``. Nothing happens when no rule uses a reference or they are stored
-    already; ``ds`` only labels the result. The coverage step reads what this stores.
+    already; ``ds`` only labels the result. compute_coverage reads what this stores.
     """
     wanted = _wanted_references(config)
     if not wanted:
@@ -111,7 +111,7 @@ def sample_reference(ds: date | str, config: Config | str | None = None) -> dict
 
 
 @exclusive
-def coverage(ds: date | str, config: Config | str | None = None) -> dict:
+def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict:
     """Count coverage states from the day's sample files (streaming) and stage them beside it.
 
     Reads the day's samples (and, with ``band_days``, the days before) and the stored
@@ -271,7 +271,7 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
     """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
     sample(ds, config)
     sample_reference(ds, config)
-    coverage(ds, config)
+    compute_coverage(ds, config)
     result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)

@@ -140,7 +140,7 @@ def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_pat
     config = reference_rule_config(tmp_path, "> reference_median")
     tasks.sample(DAYS[2], config)
     with pytest.raises(DataError, match="no reference statistics stored for f_dense .* sample_reference"):
-        tasks.coverage(DAYS[2], config)
+        tasks.compute_coverage(DAYS[2], config)
     assert not any(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])  # no hidden sampling
     assert not config.paths.warehouse.exists()  # nor a hidden write
 
@@ -148,7 +148,7 @@ def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_pat
     assert all(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])
     assert tasks.sample_reference(DAYS[2], config) == made  # read back, not computed again
     assert table(config, "SELECT feature, statistic FROM coverage_reference").rows() == [("f_dense", "median")]
-    assert tasks.coverage(DAYS[2], config)["states"] > 0
+    assert tasks.compute_coverage(DAYS[2], config)["states"] > 0
 
 
 def test_a_second_writer_fails_with_a_clear_message(config):
@@ -183,7 +183,8 @@ def test_every_step_retried_alone_leaves_the_same_rows(config):
     query = ("SELECT (SELECT count(*) FROM coverage_states), (SELECT count(*) FROM alerts), "
              "(SELECT sum(n_covered) FROM coverage_states), (SELECT string_agg(alert_id, ',' ORDER BY alert_id) FROM alerts)")
     before = table(config, query).rows()
-    for step in (tasks.sample, tasks.coverage, tasks.publish, tasks.score, tasks.detect, tasks.publish, tasks.detect):
+    for step in (tasks.sample, tasks.compute_coverage, tasks.publish, tasks.score, tasks.detect, tasks.publish,
+                 tasks.detect):
         step(DAYS[2], config)
         if step is tasks.detect:
             assert table(config, query).rows() == before
