@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from feco.errors import DataError
-from feco.letor import group_sizes
+from feco.ranking.letor import group_sizes
 from feco.ranking import DEFAULT_METRICS, Evaluation, evaluate_labelled
 
 NDCG_METRICS = ("ndcg@4", "ndcg@8", "ndcg@10")
