@@ -128,10 +128,10 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         from feco import spark_engine
 
         states, status = spark_engine.compute_states(ds, config, references=references,
-                                                     band_history=_band_history(ds, config))
+                                                     band_history=_query_band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=_band_history(ds, config))
+                                        references=references, band_history=_query_band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
@@ -148,7 +148,7 @@ def _engine(config: Config):
     return sampling
 
 
-def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
+def _query_band_history(ds: date, config: Config) -> pl.DataFrame | None:
     """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
     days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
     if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
