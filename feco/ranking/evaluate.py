@@ -206,7 +206,7 @@ def evaluate(
         Items for ``coverage@k``; by default every item in the run or the judgments.
     kernels
         ``"numba"``: compiled loops, the fastest once loaded (numba's import and its cached
-        kernels take about a second in a new process); ``"numpy"``: array operations with
+        kernels take half a second or more in a new process); ``"numpy"``: array operations with
         nothing to compile, for one-off calls such as ``feco evaluate``. Values are identical.
 
     Returns
