@@ -1,5 +1,5 @@
-"""feco_daily: wait for a finished day's logs, sample them, count coverage, publish, score,
-detect, notify and write the report.
+"""feco_daily: wait for a finished day's logs, sample them, freeze the coverage reference (once),
+count coverage, publish, score, detect, notify and write the report.
 
 Each run processes the day that ended when it fires: a CronDataIntervalTimetable at 00:00 UTC
 gives the run for day D the interval [D, D+1), so it starts at D+1 00:00 with D complete (its
@@ -56,8 +56,12 @@ def feco_daily():
         return run_step("sample")
 
     @task(**writes)
+    def sample_reference() -> dict:
+        return run_step("sample_reference")
+
+    @task(**writes)
     def coverage() -> dict:
-        return run_step("coverage")
+        return run_step("compute_coverage")
 
     @task(outlets=[COVERAGE], **writes)
     def publish(*, outlet_events=None) -> dict:
@@ -83,7 +87,7 @@ def feco_daily():
     def report() -> dict:
         return run_step("report")
 
-    detected = wait_for_logs() >> sample() >> coverage() >> publish() >> score() >> detect()
+    detected = wait_for_logs() >> sample() >> sample_reference() >> coverage() >> publish() >> score() >> detect()
     detected >> [notify(), report()]
 
 

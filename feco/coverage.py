@@ -66,9 +66,26 @@ def compute_states(
 
     Examples
     --------
-    >>> states, status = compute_states(sample, ds=date(2026, 1, 5), config=config)  # doctest: +SKIP
-    >>> states.filter(segment_dim="all").group_by("feature").agg(
-    ...     (pl.col("n_covered").sum() / pl.col("n_rows").sum()).alias("coverage"))  # doctest: +SKIP
+    Two windows of a day, four rows; ``price`` is NULL in the last one (present in 3 rows,
+    covered by ``> 0`` in 2), ``ctr`` is zero in one row:
+
+    >>> from pathlib import Path
+    >>> from feco.config import parse_config
+    >>> config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
+    ...                        "logs": {"features": ["price", "ctr"]}, "segments": {"dimensions": ["region"]}},
+    ...                       source=Path("feco.toml"))
+    >>> sample = pl.DataFrame({"window": [0, 0, 0, 1], "event_id": [1, 1, 2, 3],
+    ...                        "region": ["DE", "DE", "US", "DE"],
+    ...                        "price": [1.5, 0.0, 2.0, None], "ctr": [0.1, 0.2, 0.0, 0.3]})
+    >>> states, status = compute_states(sample, ds=date(2026, 1, 5), config=config)
+    >>> (states.filter(segment_dim="all").group_by("feature").agg(pl.col("n_rows", "n_present", "n_covered").sum())
+    ...  .sort("feature").rows())
+    [('ctr', 4, 4, 3), ('price', 4, 3, 2)]
+    >>> states.filter(segment_dim="region", feature="price").sort("window", "segment_value").select(
+    ...     "window", "segment_value", "n_rows", "n_covered").rows()
+    [(0, 'DE', 2, 1), (0, 'US', 1, 1), (1, 'DE', 1, 0)]
+    >>> status.get_column("status").to_list()
+    ['ok', 'ok']
     """
     schema = sample.schema
     kinds = value_kinds(schema, config=config)

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from feco import storage
 from feco.config import Config
 from feco.errors import DataError, UsageError
+from feco.sample_files import OWNER_FILE, ROWS_FILE, WINDOWS_FILE
 from feco.storage import Location
 
 
@@ -362,15 +363,12 @@ def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) 
     final = partition_dir(config.paths.samples, ds)
     local = not storage.is_uri(final)
     day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
-    storage.remove(storage.join(final, "_windows.parquet"))
+    storage.remove(storage.join(final, WINDOWS_FILE))
     storage.remove(day)
     write_windows(day)
-    storage.write_parquet(summary, storage.join(day, "_windows.parquet"))
+    storage.write_parquet(summary, storage.join(day, WINDOWS_FILE))
     if local:
         _swap_in(day, final)
-
-
-OWNER_FILE = "_feco_warehouse"
 
 
 def claim_samples(config: Config) -> None:
@@ -394,7 +392,7 @@ def claim_samples(config: Config) -> None:
 
 
 def _write_window(choice: WindowChoice, folder: Location, *, event_id: str) -> None:
-    storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, "part-0.parquet"))
+    storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, ROWS_FILE))
 
 
 def _sampled_rows(choice: WindowChoice, *, event_id: str) -> pl.DataFrame:
@@ -438,7 +436,7 @@ def sampled_query_events(days: list[date], root: Location, *, event_id: str, que
 
 
 def is_sampled(ds: date, root: Location) -> bool:
-    return storage.exists(storage.join(partition_dir(root, ds), "_windows.parquet"))
+    return storage.exists(storage.join(partition_dir(root, ds), WINDOWS_FILE))
 
 
 @dataclass(frozen=True)
@@ -510,4 +508,4 @@ def sample_files(ds: date, root: Location) -> SampleFiles:
 def read_sample(ds: date, root: Location) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read back a day's sample rows (with ``window``) and its window summary, in memory."""
     rows = sample_files(ds, root).read()
-    return rows, storage.read_parquet(storage.join(partition_dir(root, ds), "_windows.parquet"))
+    return rows, storage.read_parquet(storage.join(partition_dir(root, ds), WINDOWS_FILE))

@@ -29,6 +29,7 @@ from feco.coverage import (
     value_kinds,
 )
 from feco.errors import DataError
+from feco.sample_files import WINDOWS_FILE
 from feco.sampling import (
     Window,
     WindowSummary,
@@ -123,7 +124,7 @@ def compute_states(ds: date, config: Config, *, references: dict[str, float],
 
     spark = session(config)
     day = partition_dir(config.paths.samples, ds)
-    if not storage.exists(storage.join(day, "_windows.parquet")):
+    if not storage.exists(storage.join(day, WINDOWS_FILE)):
         raise DataError(f"no sample for {ds} under {config.paths.samples} (run the sample step first)")
     sample = spark.read.parquet(spark_path(day))  # window=N folders give "window"
     schema = pl.from_arrow(sample.limit(0).toArrow()).schema

@@ -1,8 +1,12 @@
 """The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
 
 Each step takes the day it processes and the config (a loaded one, or a path) and is
-idempotent: sample → coverage → publish → score → detect → notify, then report. Steps hand
-over through files in the day's sample folder, so a scheduler can retry any step alone.
+idempotent: sample → sample_reference → compute_coverage → publish → score → detect →
+notify, then report. What each step writes is in its name and docstring: `sample` the day's
+sample, `sample_reference` the reference period's samples and statistics (once),
+`compute_coverage` only two staged files beside the day's sample; `publish`, `score`,
+`detect`, `notify` and `train_ranker` the warehouse. Steps hand over through the day's
+sample folder (feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
 Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
 reference model) and `send_message` (a plain line to the alert channels, for failures).
 """
@@ -21,11 +25,9 @@ from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco import sampling, storage
+from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
-from feco.warehouse import named_query, open_for_write, publish_day
-
-STATES_FILE = "_coverage_states.parquet"
-STATUS_FILE = "_feature_status.parquet"
+from feco.warehouse import named_query, open_configured, open_read_only, publish_day, replace_rows
 
 
 def as_date(ds: date | str) -> date:
@@ -78,16 +80,58 @@ def sample(ds: date | str, config: Config | str | None = None) -> dict:
 
 
 @exclusive
-def coverage(ds: date | str, config: Config | str | None = None) -> dict:
-    """Count coverage states from the day's sample files (streaming) and stage them beside it."""
+def sample_reference(ds: date | str, config: Config | str | None = None) -> dict:
+    """Freeze the statistics reference rules (``> reference_mean|median``) compare with.
+
+    Once per reference period: the period's days not sampled yet are sampled, and each
+    wanted statistic is computed over the period's samples and stored in
+    ``coverage_reference``. Nothing happens when no rule uses a reference or they are stored
+    already; ``ds`` only labels the result. compute_coverage reads what this stores.
+    """
+    wanted = _wanted_references(config)
+    if not wanted:
+        return {"ds": ds.isoformat(), "references": {}}
+    stored = _stored_references(config)
+    if stored.keys() == wanted.keys():
+        return {"ds": ds.isoformat(), "references": stored}
+    period = config.coverage.reference
+    computed = reference_statistics(_period_sample(config), config=config)
+    rows = pl.DataFrame({
+        "feature": list(computed),
+        "statistic": [wanted[f] for f in computed],
+        "period_start": [period.start] * len(computed),
+        "period_end": [period.end] * len(computed),
+        "value": list(computed.values()),
+    })
+    with open_configured(config) as conn:
+        replace_rows(conn, [("coverage_reference",
+                             "period_start = $start AND period_end = $end AND list_contains($features, feature)",
+                             {"start": period.start, "end": period.end, "features": list(computed)}, rows)])
+    return {"ds": ds.isoformat(), "references": computed}
+
+
+@exclusive
+def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict:
+    """Count coverage states from the day's sample files (streaming) and stage them beside it.
+
+    Reads the day's samples (and, with ``band_days``, the days before) and the stored
+    reference statistics; writes only the two staged files.
+    """
+    references = _stored_references(config)
+    missing = _wanted_references(config).keys() - references.keys()
+    if missing:
+        period = config.coverage.reference
+        raise DataError(f"no reference statistics stored for {', '.join(sorted(missing))} over "
+                        f"{period.start} to {period.end}: run the sample_reference step first "
+                        "(feco run and the feco_daily DAG do)")
     if config.engine == "spark":
         from feco import spark_engine
 
-        states, status = spark_engine.compute_states(ds, config, references=references(config),
-                                                     band_history=_band_history(ds, config))
+        states, status = spark_engine.compute_states(ds, config, references=references,
+                                                     band_history=_query_band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references(config), band_history=_band_history(ds, config))
+                                        references=references, band_history=_query_band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
@@ -104,7 +148,7 @@ def _engine(config: Config):
     return sampling
 
 
-def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
+def _query_band_history(ds: date, config: Config) -> pl.DataFrame | None:
     """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
     days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
     if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
@@ -117,7 +161,7 @@ def _band_history(ds: date, config: Config) -> pl.DataFrame | None:
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day's rows in the warehouse with the staged sample summary and states."""
     day = partition_dir(config.paths.samples, ds)
-    staged = {name: storage.join(day, name) for name in ("_windows.parquet", STATES_FILE, STATUS_FILE)}
+    staged = {name: storage.join(day, name) for name in (WINDOWS_FILE, STATES_FILE, STATUS_FILE)}
     absent = [str(p) for p in staged.values() if not storage.exists(p)]
     if absent:
         raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
@@ -130,7 +174,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
         "features": [len(config.logs.features)],
         "config_digest": [config_digest(config)],
     })
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+    with open_configured(config) as conn:
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
                                "feature_status": status, "runs": run})
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
@@ -155,7 +199,7 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+    with open_configured(config) as conn:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
         carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
@@ -177,7 +221,7 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
     before: one digest when there are many)."""
     from feco.alerts.notify import notify_alerts
 
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+    with open_configured(config) as conn:
         return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
 
 
@@ -202,7 +246,7 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
     from feco.ranker.store import current_model
 
     if when_due:
-        with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        with open_configured(config) as conn:
             model = current_model(conn, ds)
         age = (ds - model["valid_from"]).days if model else None
         sampled = len(sampled_days_before(ds, config))
@@ -226,7 +270,8 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
     """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
     sample(ds, config)
-    coverage(ds, config)
+    sample_reference(ds, config)
+    compute_coverage(ds, config)
     result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)
@@ -240,30 +285,22 @@ def config_digest(config: Config) -> str:
     return hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
-def references(config: Config) -> dict[str, float]:
-    """Frozen reference statistics for reference rules, computed once and then read back."""
-    wanted = {f: config.coverage.rule_for(f).reference for f in config.logs.features}
-    wanted = {f: statistic for f, statistic in wanted.items() if statistic}
-    if not wanted:
+def _stored_references(config: Config) -> dict[str, float]:
+    """The stored reference statistics the config's rules want, by feature (as many as are
+    stored; none when no rule wants one)."""
+    wanted = _wanted_references(config)
+    if not wanted or not config.paths.warehouse.exists():
         return {}
     period = config.coverage.reference
-    params = {"start": period.start, "end": period.end}
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
-        stored = named_query(conn, "coverage_reference_for_period", params)
-        found = {f: v for f, s, v in stored.iter_rows() if wanted.get(f) == s}
-        if set(found) == set(wanted):
-            return found
-        computed = reference_statistics(_period_sample(config), config=config)
-        rows = pl.DataFrame({
-            "feature": list(computed),
-            "statistic": [wanted[f] for f in computed],
-            "period_start": [period.start] * len(computed),
-            "period_end": [period.end] * len(computed),
-            "value": list(computed.values()),
-        })
-        conn.register("incoming", rows.to_arrow())
-        conn.execute("INSERT OR REPLACE INTO coverage_reference BY NAME SELECT * FROM incoming")
-        return computed
+    with open_read_only(config.paths.warehouse) as conn:
+        stored = named_query(conn, "coverage_reference_for_period", {"start": period.start, "end": period.end})
+    return {f: v for f, statistic, v in stored.iter_rows() if wanted.get(f) == statistic}
+
+
+def _wanted_references(config: Config) -> dict[str, str]:
+    """The statistic (mean, median) each feature's rule compares with, for reference rules."""
+    wanted = {f: config.coverage.rule_for(f).reference for f in config.logs.features}
+    return {f: statistic for f, statistic in wanted.items() if statistic}
 
 
 def _period_sample(config: Config) -> pl.DataFrame:

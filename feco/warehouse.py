@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import duckdb
 import polars as pl
@@ -21,6 +21,9 @@ import polars as pl
 from feco.errors import DataError, QueryTimeoutError, UsageError, WarehouseBusyError
 from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS
 from feco.sql_files import migrations, schema_statements, sql
+
+if TYPE_CHECKING:
+    from feco.config import Config
 
 # The schema of the first release, which stored no version; each migration
 # sql/migrations/NNN_*.sql brings a warehouse to version NNN.
@@ -53,6 +56,12 @@ def open_for_write(path: Path, *, moving_average_days: int = 7,
         yield conn
     finally:
         conn.close()
+
+
+def open_configured(config: Config):
+    """:func:`open_for_write` on the config's warehouse, its views over the config's
+    moving-average window: how every pipeline step opens it."""
+    return open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ KNOWN_BROKEN: dict[str, str] = {}
 def modules_with_examples() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(feco.__path__, "feco."):
-        if info.name.startswith("feco.ranking") or info.name in ("feco.letor", "feco.__main__"):
+        if info.name.startswith("feco.ranking") or info.name == "feco.__main__":
             continue
         module = importlib.import_module(info.name)
         if any(test.examples for test in doctest.DocTestFinder().find(module)):

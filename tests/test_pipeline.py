@@ -8,6 +8,7 @@ import pytest
 
 from feco import tasks
 from feco.errors import DataError, WarehouseBusyError
+from feco.sampling import is_sampled
 from feco.warehouse import fetch, open_for_write, publish_day
 from logbuilder import make_config, make_events, write_logs
 
@@ -112,13 +113,19 @@ def test_non_numeric_feature_leaves_the_warehouse_unchanged(config):
     assert table(config, "SELECT ds FROM runs")["ds"].to_list() == [DAYS[0]]
 
 
-def test_reference_statistics_are_computed_once_and_stored(tmp_path):
+def reference_rule_config(tmp_path, rule: str):
+    """f_dense compared with a reference statistic of DAYS[0:2]; logs of DAYS[0:3] written."""
     config = make_config(tmp_path, coverage={
-        "rules": {"f_dense": "> reference_mean"},
+        "rules": {"f_dense": rule},
         "reference": {"start": str(DAYS[0]), "end": str(DAYS[1])},
     })
     for i, ds in enumerate(DAYS[:3]):
         write_logs(config.paths.logs, make_events(ds, events=1500, seed=i))
+    return config
+
+
+def test_reference_statistics_are_computed_once_and_stored(tmp_path):
+    config = reference_rule_config(tmp_path, "> reference_mean")
     tasks.run_day(DAYS[2], config)  # samples the reference days it needs first
     stored = table(config, "SELECT * FROM coverage_reference")
     assert stored["feature"].to_list() == ["f_dense"]
@@ -127,6 +134,21 @@ def test_reference_statistics_are_computed_once_and_stored(tmp_path):
     daily = table(config, "SELECT coverage FROM feco_daily WHERE feature = 'f_dense' "
                           "AND segment_dim = 'all'")
     assert 0.3 < daily["coverage"].item() < 0.7
+
+
+def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_path):
+    config = reference_rule_config(tmp_path, "> reference_median")
+    tasks.sample(DAYS[2], config)
+    with pytest.raises(DataError, match="no reference statistics stored for f_dense .* sample_reference"):
+        tasks.compute_coverage(DAYS[2], config)
+    assert not any(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])  # no hidden sampling
+    assert not config.paths.warehouse.exists()  # nor a hidden write
+
+    made = tasks.sample_reference(DAYS[2], config)
+    assert all(is_sampled(ds, config.paths.samples) for ds in DAYS[:2])
+    assert tasks.sample_reference(DAYS[2], config) == made  # read back, not computed again
+    assert table(config, "SELECT feature, statistic FROM coverage_reference").rows() == [("f_dense", "median")]
+    assert tasks.compute_coverage(DAYS[2], config)["states"] > 0
 
 
 def test_a_second_writer_fails_with_a_clear_message(config):
@@ -161,7 +183,8 @@ def test_every_step_retried_alone_leaves_the_same_rows(config):
     query = ("SELECT (SELECT count(*) FROM coverage_states), (SELECT count(*) FROM alerts), "
              "(SELECT sum(n_covered) FROM coverage_states), (SELECT string_agg(alert_id, ',' ORDER BY alert_id) FROM alerts)")
     before = table(config, query).rows()
-    for step in (tasks.sample, tasks.coverage, tasks.publish, tasks.score, tasks.detect, tasks.publish, tasks.detect):
+    for step in (tasks.sample, tasks.compute_coverage, tasks.publish, tasks.score, tasks.detect, tasks.publish,
+                 tasks.detect):
         step(DAYS[2], config)
         if step is tasks.detect:
             assert table(config, query).rows() == before

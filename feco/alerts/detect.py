@@ -47,8 +47,10 @@ def detect_alerts(
 
     Examples
     --------
-    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
-    ...     alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
+    On a warehouse with weeks of published days (not run as a doctest: it needs them)::
+
+        with open_configured(config) as conn:
+            alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
     """
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
@@ -98,8 +100,10 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts,
 
     Examples
     --------
-    >>> alert_inputs(conn, date(2026, 1, 21), alerts=config.alerts).columns[:4]  # doctest: +SKIP
-    ['feature', 'segment_dim', 'segment_value', 'n_rows']
+    On a warehouse with published days (not run as a doctest: it needs them)::
+
+        alert_inputs(conn, date(2026, 1, 21), alerts=config.alerts).columns[:4]
+        # ['feature', 'segment_dim', 'segment_value', 'n_rows']
     """
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": alerts.drop.baseline_days,

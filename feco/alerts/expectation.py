@@ -28,10 +28,12 @@ def expected_coverage(conn: duckdb.DuckDBPyConnection, days: list[date], *, aler
 
     Examples
     --------
-    >>> with open_read_only(Path("var/demo/feco.duckdb")) as conn:  # doctest: +SKIP
-    ...     band = expected_coverage(conn, [date(2026, 11, 16)], alerts=config.alerts)
-    >>> band.columns  # doctest: +SKIP
-    ['ds', 'feature', 'segment_dim', 'segment_value', 'expected', 'lower']
+    On the demo's warehouse (``make demo``; not run as a doctest: it needs weeks of data)::
+
+        with open_read_only(Path("var/demo/feco.duckdb")) as conn:
+            band = expected_coverage(conn, [date(2026, 11, 16)], alerts=config.alerts)
+        band.columns
+        # ['ds', 'feature', 'segment_dim', 'segment_value', 'expected', 'lower']
     """
     rule = DropRule()
     frames = [pl.DataFrame(schema=BAND_SCHEMA)]

@@ -59,8 +59,10 @@ def track_incidents(
 
     Examples
     --------
-    >>> rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)  # doctest: +SKIP
-    >>> rows.filter(pl.col("event").is_not_null())  # the messages due today  # doctest: +SKIP
+    As the detect step calls it (not run as a doctest: it needs the day's alerts and the stored incidents)::
+
+        rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)
+        rows.filter(pl.col("event").is_not_null())  # the messages due today
     """
     day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days, recently_resolved=_by_feature(
         carried.filter(pl.col("status") == "resolved"), order="incident_id"))

@@ -72,9 +72,11 @@ def notify_alerts(
 
     Examples
     --------
-    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
-    ...     notify_alerts(conn, date(2026, 11, 16), settings=config.alerts.notify)
-    {'log': {'delivered': 2, 'failed': 0}}
+    After the detect step stored the day's incidents (not run as a doctest: it needs a warehouse)::
+
+        with open_configured(config) as conn:
+            notify_alerts(conn, date(2026, 11, 16), settings=config.alerts.notify)
+        # {'log': {'delivered': 2, 'failed': 0}}
     """
     deadline = time.monotonic() + settings.deadline_seconds
     counts = {}
@@ -105,8 +107,12 @@ def send_message(
 
     Examples
     --------
-    >>> send_message("feco_daily failed on 2026-11-16", settings=config.alerts.notify)  # doctest: +SKIP
-    {'log': 'delivered', 'jsonl': 'delivered'}
+    With the log as the only channel (no JSON-lines file, no webhook):
+
+    >>> from feco.config import Notify
+    >>> send_message("feco_daily failed on 2026-11-16", settings=Notify(webhook_url_env=None))
+    feco_daily failed on 2026-11-16
+    {'log': 'delivered'}
     """
     deadline = time.monotonic() + settings.timeout_seconds
     channels = _channels(settings, webhook_url, echo, deadline)

@@ -83,7 +83,7 @@ def _report(args: argparse.Namespace) -> int:
 def _sampling_study(args: argparse.Namespace) -> int:
     from feco import sampling_study
     from feco.tasks import as_config
-    from feco.warehouse import open_for_write
+    from feco.warehouse import open_configured
 
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
@@ -96,7 +96,7 @@ def _sampling_study(args: argparse.Namespace) -> int:
     print_frame(sampling_study.as_table(result), "table")
     print(sampling_study.cheapest_line(result, target_points=args.target))
     if not args.no_store:
-        with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+        with open_configured(config) as conn:
             sampling_study.store_study(conn, result)
         print(f"stored in {config.paths.warehouse} (table sampling_study)")
     return 0

@@ -59,7 +59,9 @@ def sensitivity_table(query_deltas: pl.DataFrame, *, resamples: int = 2_000, see
 
     Examples
     --------
-    >>> sensitivity_table(named_query(conn, "coverage_drop_query_deltas"))  # doctest: +SKIP
+    On the experiments' warehouse (not run as a doctest: it needs a stored grid)::
+
+        sensitivity_table(named_query(conn, "coverage_drop_query_deltas"))
     """
     per_query = (query_deltas.with_columns(feature_group(pl.col("role"), pl.col("baseline_rank")).alias("features"))
                  .group_by(*CELL, "fold", "qid")
@@ -104,7 +106,9 @@ def within_feature_correlations(cells: pl.DataFrame, *, by: list[str], permutati
 
     Examples
     --------
-    >>> within_feature_correlations(cells, by=["dataset", "setting", "mode"])  # doctest: +SKIP
+    On the stored cells (not run as a doctest: it needs a stored grid)::
+
+        within_feature_correlations(cells, by=["dataset", "setting", "mode"])
     """
     points = _with_reference_points(distinct_cells(cells))
     rows = []
@@ -129,7 +133,9 @@ def importance_loss_correlations(cells: pl.DataFrame, *, by: list[str], permutat
 
     Examples
     --------
-    >>> importance_loss_correlations(cells, by=["dataset", "setting", "mode"])  # doctest: +SKIP
+    On the stored cells (not run as a doctest: it needs a stored grid)::
+
+        importance_loss_correlations(cells, by=["dataset", "setting", "mode"])
     """
     losses = (distinct_cells(cells).group_by(*by, "reduction", "experiment_id", "feature")
               .agg(pl.col("baseline_shap_share").first(), (-pl.col("d_ndcg8")).mean().alias("loss")))

@@ -20,21 +20,21 @@ from pathlib import Path
 import lightgbm as lgb
 import polars as pl
 
-from feco.config import Config, load_config
+from feco.config import Config
 from feco.errors import DataError
 from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.store import current_model, store_daily, store_model_run
 from feco.ranking import evaluate_labelled
 from feco.sampling import is_sampled, read_sample
-from feco.warehouse import open_for_write
+from feco.warehouse import open_configured
 
 DAILY_SCHEMA = {"ds": pl.Date, "run_id": pl.String, "segment_dim": pl.String, "segment_value": pl.String,
                 "queries": pl.Int64, "queries_evaluated": pl.Int64, "queries_no_relevant": pl.Int64,
                 "ndcg4_sum": pl.Float64, "ndcg8_sum": pl.Float64}
 
 
-def train_reference(ds: date, config: Config | str | None = None) -> dict:
+def train_reference(ds: date, config: Config) -> dict:
     """Train the reference ranker on the ``reference_days`` sampled days before ``ds``.
 
     The model, its metadata and importances are stored (artifact folder named by version,
@@ -54,10 +54,11 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
 
     Examples
     --------
-    >>> train_reference(date(2026, 3, 16), config)["version"]  # doctest: +SKIP
-    '2026-03-16-5f0c2a9e'
+    With the demo's config and samples (not run as a doctest: it trains on weeks of data)::
+
+        train_reference(date(2026, 3, 16), load_config("configs/feco.toml"))["version"]
+        # '2026-03-16-5f0c2a9e'
     """
-    config = _config(config)
     settings = config.ranker
     days = sampled_days_before(ds, config)
     if len(days) < 2:
@@ -78,7 +79,7 @@ def train_reference(ds: date, config: Config | str | None = None) -> dict:
            "train_seconds": model.seconds, "shap_rows": min(settings.shap_sample_rows, valid.height),
            **ndcg_summary(score_ndcg(valid, predict_scores(model, valid)))}
     imp = importances(model, valid, sample_rows=settings.shap_sample_rows, seed=settings.seed)
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+    with open_configured(config) as conn:
         store_model_run(conn, run, imp)
     return {k: run[k] for k in ("version", "run_id", "artifact", "best_iteration", "ndcg4", "ndcg8",
                                 "ndcg4_lightgbm", "ndcg8_lightgbm")} | {"days": len(days)}
@@ -90,7 +91,7 @@ def sampled_days_before(ds: date, config: Config) -> list[date]:
     return [d for d in period if is_sampled(d, config.paths.samples)]
 
 
-def score_day(ds: date, config: Config | str | None = None) -> dict:
+def score_day(ds: date, config: Config) -> dict:
     """Score ``ds``'s sample with the model valid on it and replace the day's ``ranker_daily``.
 
     Without a model valid on ``ds`` nothing is scored (the day's rows are cleared) and the
@@ -98,11 +99,12 @@ def score_day(ds: date, config: Config | str | None = None) -> dict:
 
     Examples
     --------
-    >>> score_day(date(2026, 3, 20), config)  # doctest: +SKIP
-    {'ds': '2026-03-20', 'model': '2026-03-16-5f0c2a9e', 'ndcg8': 0.43, 'queries_evaluated': 812}
+    With the demo's config, samples and reference model (not run as a doctest)::
+
+        score_day(date(2026, 3, 20), load_config("configs/feco.toml"))
+        # {'ds': '2026-03-20', 'model': '2026-03-16-5f0c2a9e', 'ndcg8': 0.43, 'queries_evaluated': 812}
     """
-    config = _config(config)
-    with open_for_write(config.paths.warehouse, moving_average_days=config.moving_average_days) as conn:
+    with open_configured(config) as conn:
         model = current_model(conn, ds)
         if model is None:
             store_daily(conn, ds, pl.DataFrame(schema=DAILY_SCHEMA))
@@ -123,8 +125,17 @@ def daily_scores(frame: pl.DataFrame, model: TrainedRanker, *, ds: date, run_id:
 
     Examples
     --------
-    >>> daily_scores(frame, model, ds=ds, run_id="r", segments=["region"]).columns  # doctest: +SKIP
-    ['ds', 'run_id', 'segment_dim', 'segment_value', 'queries', ...]
+    Two events (queries) in two regions; the second has no relevant row, so it is counted but
+    left out of the NDCG sums:
+
+    >>> frame = pl.DataFrame({"qid": [1, 1, 1, 2, 2], "label": [0, 2, 1, 0, 0],
+    ...                       "region": ["DE"] * 3 + ["US"] * 2, "x": [0.1, 0.9, 0.5, 0.3, 0.2]})
+    >>> model = train_ranker(frame, features=["x"], num_boost_round=2,
+    ...                      params={"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1})
+    >>> scores = daily_scores(frame, model, ds=date(2026, 3, 20), run_id="r", segments=["region"])
+    >>> scores.select("segment_dim", "segment_value", "queries", "queries_evaluated",
+    ...               "queries_no_relevant").rows()
+    [('all', 'all', 2, 1, 1), ('region', 'DE', 1, 1, 0), ('region', 'US', 1, 0, 1)]
     """
     scored = frame.with_columns(pl.Series("score", predict_scores(model, frame)))
     per_query = evaluate_labelled(scored, metrics=["ndcg@4", "ndcg@8"]).per_query
@@ -185,7 +196,3 @@ def _version(ds: date, days: list[date], config: Config) -> str:
                          "label": config.logs.label, "ranker": config.ranker.model_dump(mode="json", exclude={"models"}),
                          "sampling": config.sampling.model_dump(mode="json")}, sort_keys=True)
     return f"{ds.isoformat()}-{hashlib.sha256(inputs.encode()).hexdigest()[:8]}"
-
-
-def _config(config: Config | str | None) -> Config:
-    return config if isinstance(config, Config) else load_config(config)

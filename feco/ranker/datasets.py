@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from feco.errors import DataError, UsageError
-from feco.letor import read_letor
+from feco.ranking.letor import read_letor
 
 DATASETS = ("mq2008", "webis", "mq2007agg")
 FOLDS = (1, 2, 3, 4, 5)
@@ -49,9 +49,19 @@ def load_split(dataset: str, fold: int = 1, *, root: Path | None = None) -> Spli
 
     Examples
     --------
-    >>> split = load_split("mq2008", 1)  # doctest: +SKIP
-    >>> split.train.height, split.valid.height, split.test.height  # doctest: +SKIP
-    (9630, 2707, 2874)
+    With the datasets in ``../shared/data/ltr`` (not run as a doctest: a fresh clone may not
+    have them)::
+
+        split = load_split("mq2008", 1)
+        split.train.height, split.valid.height, split.test.height
+        # (9630, 2707, 2874)
+
+    What is refused before any file is read:
+
+    >>> load_split("mq2008", 6)
+    Traceback (most recent call last):
+    ...
+    feco.errors.UsageError: fold must be one of 1..5, got 6
     """
     if dataset not in _FILES:
         raise UsageError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")

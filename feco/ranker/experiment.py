@@ -105,8 +105,10 @@ def run_coverage_drop(split: Split, *, grid: Grid = Grid(), training: Training) 
 
     Examples
     --------
-    >>> result = run_coverage_drop(load_split("mq2008", 1), training=Training(params))  # doctest: +SKIP
-    >>> print(table1(result.cells))  # doctest: +SKIP
+    On MQ2008's first fold (not run as a doctest: it needs the shared datasets and minutes of training)::
+
+        result = run_coverage_drop(load_split("mq2008", 1), training=Training(params))
+        print(table1(result.cells))
     """
     records = list(coverage_drop_runs(split, grid=grid, training=training))
     cells = cells_frame([r.cell for r in records if r.cell is not None])
@@ -128,8 +130,10 @@ def coverage_drop_runs(split: Split, *, grid: Grid = Grid(), training: Training,
 
     Examples
     --------
-    >>> for record in coverage_drop_runs(split, training=Training(params)):  # doctest: +SKIP
-    ...     store_run(conn, record)
+    Storing each run as it finishes (not run as a doctest: it needs a dataset split and minutes of training)::
+
+        for record in coverage_drop_runs(split, training=Training(params)):
+            store_run(conn, record)
     """
     exp_id = experiment_id(split, grid, training)
     baseline = _train(split.train, split.valid, split.features, training.params, training)
@@ -305,8 +309,10 @@ def correlations(cells: pl.DataFrame) -> pl.DataFrame:
 
     Examples
     --------
-    >>> correlations(result.cells).columns  # doctest: +SKIP
-    ['dataset', 'fold', 'mode', 'scope', 'x', 'y', 'n', 'pearson', 'pearson_p', 'spearman', 'spearman_p']
+    With ``result`` from :func:`run_coverage_drop` (not run as a doctest: it needs a trained grid)::
+
+        correlations(result.cells).columns
+        # ['dataset', 'fold', 'mode', 'scope', 'x', 'y', 'n', 'pearson', 'pearson_p', 'spearman', 'spearman_p']
     """
     by = ["dataset", "fold", "mode"]
     within = (within_feature_correlations(cells, by=by) if cells.height else pl.DataFrame())
@@ -330,7 +336,9 @@ def table1(cells: pl.DataFrame, *, baseline: Mapping[str, float] | None = None) 
 
     Examples
     --------
-    >>> print(table1(result.cells))  # doctest: +SKIP
+    With ``result`` from :func:`run_coverage_drop` (not run as a doctest: it needs a trained grid)::
+
+        print(table1(result.cells))
     """
     fmt = lambda c: (pl.format("{} ± {}", pl.col(c).mean().round(4), pl.col(c).std().fill_null(0).round(4)))  # noqa: E731
     return (cells.group_by("dataset", "fold", "mode", "role", "baseline_rank", "feature", "reduction", maintain_order=True)
@@ -350,7 +358,9 @@ def importance_shift(result: ExperimentResult, *, feature: str, reduction: float
 
     Examples
     --------
-    >>> importance_shift(result, feature="f39")  # doctest: +SKIP
+    With ``result`` from :func:`run_coverage_drop` (not run as a doctest: it needs a trained grid)::
+
+        importance_shift(result, feature="f39")
     """
     base_id = f"{result.experiment_id}:baseline"
     cell_ids = result.cells.filter(feature=feature, reduction=reduction, mode=mode).get_column("run_id")

@@ -23,8 +23,17 @@ def shap_values(model: TrainedRanker, frame: pl.DataFrame) -> np.ndarray:
 
     Examples
     --------
-    >>> values = shap_values(model, frame)  # doctest: +SKIP
-    >>> np.allclose(values.sum(axis=1) + bias, predict_scores(model, frame))  # doctest: +SKIP
+    >>> import polars as pl
+    >>> from feco.ranker.model import predict_scores, train_ranker
+    >>> frame = pl.DataFrame({"qid": [1] * 4 + [2] * 4, "label": [0, 1, 2, 0] * 2,
+    ...                       "x": [0.1, 0.5, 0.9, 0.2] * 2, "y": [1.0, 0.0, 3.0, 2.0] * 2})
+    >>> model = train_ranker(frame, features=["x", "y"], num_boost_round=3,
+    ...                      params={"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1})
+    >>> values = shap_values(model, frame)
+    >>> values.shape
+    (8, 2)
+    >>> bias = predict_scores(model, frame) - values.sum(axis=1)  # the same for every row
+    >>> bool(np.allclose(bias, bias[0]))
     True
     """
     contributions = model.booster.predict(matrix(frame, model.features), pred_contrib=True,
@@ -44,8 +53,17 @@ def importances(model: TrainedRanker, frame: pl.DataFrame, *, sample_rows: int =
 
     Examples
     --------
-    >>> importances(model, frame, sample_rows=1000).columns  # doctest: +SKIP
+    >>> import polars as pl
+    >>> from feco.ranker.model import train_ranker
+    >>> frame = pl.DataFrame({"qid": [1] * 4 + [2] * 4, "label": [0, 1, 2, 0] * 2,
+    ...                       "x": [0.1, 0.5, 0.9, 0.2] * 2, "y": [1.0, 0.0, 3.0, 2.0] * 2})
+    >>> model = train_ranker(frame, features=["x", "y"], num_boost_round=3,
+    ...                      params={"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1})
+    >>> table = importances(model, frame, sample_rows=1000)
+    >>> table.columns
     ['feature', 'gain', 'gain_share', 'shap', 'shap_share', 'shap_rank']
+    >>> round(table.get_column("shap_share").sum(), 6), sorted(table.get_column("shap_rank").to_list())
+    (1.0, [1, 2])
     """
     rows = frame if frame.height <= sample_rows else frame.sample(sample_rows, seed=seed)
     shap = np.abs(shap_values(model, rows)).mean(axis=0)

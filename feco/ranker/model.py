@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from feco.errors import DataError
-from feco.letor import group_sizes
+from feco.ranking.letor import group_sizes
 from feco.ranking import DEFAULT_METRICS, Evaluation, evaluate_labelled
 
 NDCG_METRICS = ("ndcg@4", "ndcg@8", "ndcg@10")
@@ -90,7 +90,12 @@ def predict_scores(model: TrainedRanker, frame: pl.DataFrame) -> np.ndarray:
 
     Examples
     --------
-    >>> predict_scores(model, frame).shape  # doctest: +SKIP
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"qid": [1] * 4 + [2] * 4, "label": [0, 1, 2, 0] * 2,
+    ...                       "x": [0.1, 0.5, 0.9, 0.2] * 2, "y": [1.0, 0.0, 3.0, 2.0] * 2})
+    >>> model = train_ranker(frame, features=["x", "y"], num_boost_round=3,
+    ...                      params={"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1})
+    >>> predict_scores(model, frame).shape
     (8,)
     """
     return model.booster.predict(matrix(frame, model.features), num_iteration=model.best_iteration)
@@ -134,8 +139,13 @@ def ndcg_summary(evaluations: Mapping[str, Evaluation]) -> dict[str, float | int
 
     Examples
     --------
-    >>> sorted(ndcg_summary(score_ndcg(frame, scores)))  # doctest: +SKIP
+    >>> import numpy as np, polars as pl
+    >>> frame = pl.DataFrame({"qid": [1, 1, 2, 2], "label": [0, 1, 0, 0]})
+    >>> summary = ndcg_summary(score_ndcg(frame, np.array([0.9, 0.1, 0.5, 0.4])))
+    >>> sorted(summary)
     ['ndcg4', 'ndcg4_lightgbm', 'ndcg8', 'ndcg8_lightgbm', 'queries', 'queries_no_relevant']
+    >>> summary["queries"], summary["queries_no_relevant"]  # query 2 has no relevant row
+    (2, 1)
     """
     feco, lightgbm = evaluations["feco"], evaluations["lightgbm"]
     return {

@@ -25,8 +25,10 @@ def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult"
 
     Examples
     --------
-    >>> with open_for_write(config.paths.warehouse) as conn:  # doctest: +SKIP
-    ...     store_experiment(conn, result)
+    After ``run_coverage_drop`` (not run as a doctest: it needs a trained grid)::
+
+        with open_configured(config) as conn:
+            store_experiment(conn, result)
     """
     key = {"experiment_id": result.experiment_id}
     correlations = result.correlations.with_columns(pl.lit(result.experiment_id).alias("experiment_id"))
@@ -46,8 +48,10 @@ def store_run(conn: duckdb.DuckDBPyConnection, record: "RunRecord") -> None:
 
     Examples
     --------
-    >>> for record in coverage_drop_runs(split, training=training, skip=finished_cells(conn, exp_id)):  # doctest: +SKIP
-    ...     store_run(conn, record)
+    Resuming a grid (not run as a doctest: it needs a dataset split and hours of training)::
+
+        for record in coverage_drop_runs(split, training=training, skip=finished_cells(conn, exp_id)):
+            store_run(conn, record)
     """
     from feco.ranker.experiment import cells_frame
 
@@ -92,8 +96,10 @@ def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:
 
     Examples
     --------
-    >>> current_model(conn, date(2026, 3, 20))  # doctest: +SKIP
-    {'run_id': 'reference-2026-03-16-…', 'version': '2026-03-16-…', 'artifact': '…/model.txt'}
+    On the demo's warehouse (not run as a doctest: it needs a trained reference model)::
+
+        current_model(conn, date(2026, 3, 20))
+        # {'run_id': 'reference-2026-03-16-…', 'version': '2026-03-16-…', 'artifact': '…/model.txt'}
     """
     found = named_query(conn, "ranker_current_model", {"ds": ds})
     return found.row(0, named=True) if found.height else None
@@ -104,8 +110,10 @@ def importance_shares(conn: duckdb.DuckDBPyConnection, ds: date) -> dict[str, fl
 
     Examples
     --------
-    >>> importance_shares(conn, date(2026, 3, 20))  # doctest: +SKIP
-    {'eng_ctr_30d': 0.31, ...}
+    On the demo's warehouse (not run as a doctest: it needs a trained reference model)::
+
+        importance_shares(conn, date(2026, 3, 20))
+        # {'eng_ctr_30d': 0.31, ...}
     """
     model = current_model(conn, ds)
     if model is None:
@@ -119,8 +127,10 @@ def ndcg_changes(conn: duckdb.DuckDBPyConnection, ds: date) -> dict[tuple[str, s
 
     Examples
     --------
-    >>> ndcg_changes(conn, date(2026, 3, 20))  # doctest: +SKIP
-    {('all', 'all'): -0.021, ('region', 'DE'): -0.064}
+    On the demo's warehouse (not run as a doctest: it needs eight scored days)::
+
+        ndcg_changes(conn, date(2026, 3, 20))
+        # {('all', 'all'): -0.021, ('region', 'DE'): -0.064}
     """
     found = named_query(conn, "ranker_ndcg_change", {"ds": ds})
     return {(d, v): change for d, v, _, change in found.iter_rows()}

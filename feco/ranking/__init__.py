@@ -8,8 +8,9 @@ Personalize exactly.
 
 Submodules: :mod:`~feco.ranking.conventions` (choices and presets),
 :mod:`~feco.ranking.metrics` (ids and one module per family), :mod:`~feco.ranking.io` (TREC
-run/qrels, svmlight + predictions, interaction logs), :mod:`~feco.ranking.protocols`
-(leave-one-out and temporal splits, candidates, baselines, segments).
+run/qrels, svmlight + predictions, interaction logs), :mod:`~feco.ranking.letor` (LETOR and
+svmlight files), :mod:`~feco.ranking.protocols` (leave-one-out and temporal splits,
+candidates, baselines, segments).
 
 Examples
 --------

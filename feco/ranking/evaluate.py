@@ -185,6 +185,7 @@ def evaluate(
     metrics: str | Sequence[str] = DEFAULT_METRICS,
     conventions: Conventions | str | None = None,
     catalogue: pl.Series | Sequence[object] | None = None,
+    kernels: str = "numba",
 ) -> Evaluation:
     """Evaluate a run against judgments.
 
@@ -203,6 +204,10 @@ def evaluate(
         feco's defaults.
     catalogue
         Items for ``coverage@k``; by default every item in the run or the judgments.
+    kernels
+        ``"numba"``: compiled loops, the fastest once loaded (numba's import and its cached
+        kernels take half a second or more in a new process); ``"numpy"``: array operations with
+        nothing to compile, for one-off calls such as ``feco evaluate``. Values are identical.
 
     Returns
     -------
@@ -230,7 +235,8 @@ def evaluate(
     >>> result.queries.evaluated, result.queries.no_relevant, result.queries.missing_in_run
     (2, 1, 1)
     """
-    return _evaluate(run, qrels, metrics, resolve(conventions), catalogue, check_qrels=True)
+    return _evaluate(run, qrels, metrics, resolve(conventions), catalogue, check_qrels=True,
+                     kernels=kernels)
 
 
 def evaluate_labelled(
@@ -242,6 +248,7 @@ def evaluate_labelled(
     label: str = "label",
     score: str = "score",
     item: str | None = None,
+    kernels: str = "numba",
 ) -> Evaluation:
     """Evaluate a frame whose rows are scored, labelled candidates (LETOR data + predictions).
 
@@ -252,7 +259,7 @@ def evaluate_labelled(
     ----------
     frame
         One row per candidate with a query id, a relevance label and a model score.
-    metrics, conventions
+    metrics, conventions, kernels
         As in :func:`evaluate`.
     query, label, score
         Column names.
@@ -286,16 +293,18 @@ def evaluate_labelled(
                        pl.col(score).alias("score"))
     qrels = frame.select(pl.col(query).alias("query"), item_expr.alias("item"),
                          pl.col(label).alias("relevance"))
-    return _evaluate(run, qrels, metrics, resolve(conventions), None, check_qrels=item is not None)
+    return _evaluate(run, qrels, metrics, resolve(conventions), None, check_qrels=item is not None,
+                     kernels=kernels)
 
 
-def _evaluate(run, qrels, metrics, conventions: Conventions, catalogue, *, check_qrels: bool):
+def _evaluate(run, qrels, metrics, conventions: Conventions, catalogue, *, check_qrels: bool,
+              kernels: str):
     parsed = parse_metrics(metrics)
     for metric in parsed:
         check_supported(metric, conventions)
     ranked = rank_judgments(
         run, qrels, ties=conventions.ties, score_precision=conventions.score_precision,
-        check_qrels=check_qrels,
+        check_qrels=check_qrels, kernels=kernels,
     )
     context = _context(ranked, conventions)
     counted, fill = _policy(context)

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from feco.errors import DataError
-from feco.letor import read_letor
+from feco.ranking.letor import read_letor
 
 _INTERACTION_NAMES = {
     "user": ("user", "user_id", "userId", "userid"),
@@ -104,7 +104,7 @@ def read_svmlight_run(
     Parameters
     ----------
     data
-        LETOR/svmlight file (see :func:`feco.letor.read_letor`); its labels are the judgments.
+        LETOR/svmlight file (see :func:`feco.ranking.letor.read_letor`); its labels are the judgments.
     predictions
         One score per line for the rows of ``data`` in order (LightGBM's ``predict`` output).
 

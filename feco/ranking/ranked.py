@@ -2,28 +2,30 @@
 
 A run is a frame ``(query, item, score)``, judgments a frame ``(query, item, relevance)``.
 Neither is sorted as a whole: the run is grouped by query (a stable re-sort happens only when
-a query's rows are not contiguous), the two are aligned by query, and a numba kernel finds,
-for every judged item with a positive relevance, its rank in the query's list under the tie
-rule. :class:`RankedJudgments` holds the result; the metric families read it.
+a query's rows are not contiguous), the two are aligned by query, and a kernel (numba or NumPy,
+:mod:`feco.ranking._kernels`) finds, for every judged item with a positive relevance, its rank
+in the query's list under the tie rule. :class:`RankedJudgments` holds the result; the metric families read it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import polars as pl
 
 from feco.errors import DataError, UsageError
-from feco.ranking._kernels import ranks as kernel
+from feco.ranking import _kernels
+from feco.ranking._kernels import STATUS_DUPLICATE
 
 RUN_COLUMNS = ("query", "item", "score")
 QRELS_COLUMNS = ("query", "item", "relevance")
 TIE_MODES = {
-    "item_desc": kernel.TIE_ITEM_DESC,
-    "item_asc": kernel.TIE_ITEM_ASC,
-    "input_order": kernel.TIE_INPUT_ORDER,
-    "average": kernel.TIE_AVERAGE,
+    "item_desc": _kernels.TIE_ITEM_DESC,
+    "item_asc": _kernels.TIE_ITEM_ASC,
+    "input_order": _kernels.TIE_INPUT_ORDER,
+    "average": _kernels.TIE_AVERAGE,
 }
 _HASH_SEED = 0xFEC0
 
@@ -64,6 +66,8 @@ class RankedJudgments:
         Slice of every query of ``run`` (judged or not), used by catalogue coverage.
     tie_mode
         The kernel's tie constant.
+    kernels
+        The kernel module the metrics compute with (see :func:`feco.ranking._kernels.load`).
     """
 
     queries: pl.Series
@@ -81,6 +85,7 @@ class RankedJudgments:
     run_lo: np.ndarray
     run_hi: np.ndarray
     tie_mode: int
+    kernels: ModuleType
 
     def ordered_run_keys(self) -> np.ndarray:
         """Int64 keys that order the run's items as their ids do (for top-k selection)."""
@@ -94,6 +99,7 @@ def rank_judgments(
     ties: str = "item_desc",
     score_precision: str = "float64",
     check_qrels: bool = True,
+    kernels: str = "numba",
 ) -> RankedJudgments:
     """Align ``run`` and ``qrels`` by query and rank every positive judged item.
 
@@ -110,6 +116,9 @@ def rank_judgments(
     check_qrels
         Reject an item judged twice for a query (skipped when the caller built the judgments
         so that it cannot happen).
+    kernels
+        ``"numba"`` (compiled loops, fastest once loaded) or ``"numpy"`` (no compilation:
+        quicker for a one-off call); the values are identical.
 
     Returns
     -------
@@ -145,7 +154,8 @@ def rank_judgments(
     if score_precision == "float32":
         scores = scores.astype(np.float32)
     tie_mode = TIE_MODES[ties]
-    layout = _Layout(run, qrels, queries, lo, hi, q_lo, q_hi, pos_lo, pos_hi,
+    kernel = _kernels.load(kernels)
+    layout = _Layout(kernel, run, qrels, queries, lo, hi, q_lo, q_hi, pos_lo, pos_hi,
                      np.flatnonzero(positive), scores, tie_mode, check_qrels)
     items = [run.get_column("item"), qrels.get_column("item")]
     exact = items[0].dtype == pl.Int64
@@ -170,6 +180,7 @@ def rank_judgments(
         run_lo=run_lo,
         run_hi=run_hi,
         tie_mode=tie_mode,
+        kernels=kernel,
     )
 
 
@@ -177,6 +188,7 @@ def rank_judgments(
 class _Layout:
     """The grouped frames and the slices the kernels read, for :func:`_locate`."""
 
+    kernels: ModuleType
     run: pl.DataFrame
     qrels: pl.DataFrame
     queries: pl.Series
@@ -204,19 +216,19 @@ def _locate(layout: _Layout, run_keys, qrels_keys, *, exact: bool):
     """
     g = layout
     if g.check_qrels:
-        row = int(kernel.first_duplicate(*read_only(g.q_lo, g.q_hi, qrels_keys)))
+        row = int(g.kernels.first_duplicate(*read_only(g.q_lo, g.q_hi, qrels_keys)))
         if row >= 0:
             start = g.q_lo[np.searchsorted(g.q_hi, row, side="right")]
             if not exact and not _repeats_earlier(g.qrels.get_column("item"), start, row):
                 return None
             query, item = g.qrels.row(row)[:2]
             raise DataError(f"qrels judge item {item!r} of query {query!r} more than once")
-    match, before, tied, needs_order, status, q, row = kernel.rank_judged(
+    match, before, tied, needs_order, status, q, row = g.kernels.rank_judged(
         *read_only(g.lo, g.hi, run_keys, g.scores, g.pos_lo, g.pos_hi,
                    qrels_keys[g.positive_rows]),
         g.tie_mode, exact,
     )
-    if status == kernel.STATUS_DUPLICATE:
+    if status == STATUS_DUPLICATE:
         run_items = g.run.get_column("item")
         if not exact and not _repeats_earlier(run_items, g.lo[q], row):
             return None
@@ -340,7 +352,7 @@ def _rank_in_item_order(layout: _Layout, queries: np.ndarray, outputs) -> None:
          g.qrels.get_column("item").gather(g.positive_rows[pos_rows])],
         lexical=True,
     )
-    sub_match, sub_before, sub_tied, _, _, _, _ = kernel.rank_judged(
+    sub_match, sub_before, sub_tied, _, _, _, _ = g.kernels.rank_judged(
         *read_only(sub_lo, sub_hi, run_codes, g.scores[run_rows], sub_pos_lo, sub_pos_hi,
                    pos_codes),
         g.tie_mode, True,

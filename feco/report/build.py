@@ -43,8 +43,10 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
 
     Examples
     --------
-    >>> write_report(Path("var/demo/feco.duckdb"), Path("var/demo/report"))  # doctest: +SKIP
-    PosixPath('var/demo/report/index.html')
+    On the demo's warehouse (``make demo``; not run as a doctest, it needs weeks of data)::
+
+        write_report(Path("var/demo/feco.duckdb"), Path("var/demo/report"))
+        # PosixPath('var/demo/report/index.html')
     """
     settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
     with open_read_only(warehouse) as conn:

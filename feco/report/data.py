@@ -57,10 +57,12 @@ def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all
 
     Examples
     --------
-    >>> with open_read_only(Path("var/demo/feco.duckdb")) as conn:  # doctest: +SKIP
-    ...     data = load_report_data(conn, alerts=config.alerts)
-    >>> data.coverage.columns  # doctest: +SKIP
-    ['ds', 'feature', 'segment_dim', 'segment_value', 'n_rows', 'coverage', 'coverage_ma7']
+    On the demo's warehouse (``make demo``; not run as a doctest, it needs weeks of data)::
+
+        with open_read_only(Path("var/demo/feco.duckdb")) as conn:
+            data = load_report_data(conn, alerts=config.alerts)
+        data.coverage.columns
+        # ['ds', 'feature', 'segment_dim', 'segment_value', 'n_rows', 'coverage', 'coverage_ma7']
     """
     tables = set(named_query(conn, "report_tables").get_column("table_name").to_list())
     missing = sorted(set(schema_relations()["table"]) - tables)

@@ -5,6 +5,7 @@ from datetime import date, timedelta
 import polars as pl
 
 from feco import tasks
+from feco.sample_files import WINDOWS_FILE
 from feco.warehouse import open_for_write
 from logbuilder import make_config
 
@@ -21,7 +22,7 @@ def sample_days(config, days: list[date]) -> None:
     for day in days:
         folder = config.paths.samples / f"ds={day}"
         folder.mkdir(parents=True)
-        pl.DataFrame({"window": [0]}).write_parquet(folder / "_windows.parquet")
+        pl.DataFrame({"window": [0]}).write_parquet(folder / WINDOWS_FILE)
 
 
 def test_a_fresh_warehouse_waits_for_a_full_reference_period(tmp_path):

@@ -173,7 +173,7 @@ def test_lightgbm_preset_matches_lightgbm_map_without_ties(seed: int) -> None:
 
 
 def test_lightgbm_preset_matches_a_trained_rankers_validation_ndcg_on_mq2008(data_dir) -> None:
-    from feco.letor import group_sizes, read_letor
+    from feco.ranking.letor import group_sizes, read_letor
 
     folder = data_dir / "ltr/mq2008"
     train = read_letor([folder / f"S{i}.txt" for i in (1, 2, 3)])

@@ -8,11 +8,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "feco.letor",
     "feco.ranking",
     "feco.ranking.conventions",
     "feco.ranking.evaluate",
     "feco.ranking.io",
+    "feco.ranking.letor",
     "feco.ranking.metrics",
     "feco.ranking.metrics.average_precision",
     "feco.ranking.metrics.coverage",

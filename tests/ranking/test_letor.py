@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from feco.errors import DataError
-from feco.letor import group_sizes, read_letor, read_query_file
+from feco.ranking.letor import group_sizes, read_letor, read_query_file
 
 
 def _features(frame: pl.DataFrame) -> list[str]:

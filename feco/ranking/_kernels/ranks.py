@@ -25,13 +25,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-TIE_ITEM_DESC = 0
-TIE_ITEM_ASC = 1
-TIE_INPUT_ORDER = 2
-TIE_AVERAGE = 3
-
-STATUS_OK = 0
-STATUS_DUPLICATE = 1
+from feco.ranking._kernels import (
+    STATUS_DUPLICATE,
+    STATUS_OK,
+    TIE_AVERAGE,
+    TIE_INPUT_ORDER,
+    TIE_ITEM_ASC,
+    TIE_ITEM_DESC,
+)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

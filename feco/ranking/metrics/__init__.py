@@ -2,7 +2,7 @@
 
 A metric id is a string ``name@k`` (``"ndcg@8"``) or a bare ``name`` (no cut-off), parsed once
 into a :class:`Metric`. Each family lives in its own module with the definitions and
-conventions it documents; the numba kernels are in :mod:`feco.ranking._kernels`.
+conventions it documents; the kernels (numba or NumPy) are in :mod:`feco.ranking._kernels`.
 
 ============================  =======================================  ================
 id                            family module                            cut-off

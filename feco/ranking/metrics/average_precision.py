@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from feco.ranking._kernels.average_precision import average_precision
 from feco.ranking.metrics import Context, Definition, Metric
 
 DEFINITIONS = (Definition("map", "optional", averages_ties=False),)
@@ -31,7 +30,7 @@ def compute(metric: Metric, context: Context) -> np.ndarray:
     divisors = context.n_relevant.astype(np.float64)
     if context.conventions.ap_divisor == "min_relevant_k":
         divisors = np.minimum(divisors, metric.cutoff)
-    return average_precision(
+    return ranked.kernels.average_precision(
         ranked.pos_lo, ranked.pos_hi, ranked.match, ranked.before, context.relevant,
         metric.cutoff, divisors,
     )

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from feco.ranking._kernels.ranks import TIE_INPUT_ORDER, top_k_rows
+from feco.ranking._kernels import TIE_INPUT_ORDER
 from feco.ranking.metrics import Definition, Metric
 from feco.ranking.ranked import RankedJudgments, read_only
 
@@ -37,7 +37,7 @@ def compute_run(metric: Metric, ranked: RankedJudgments, catalogue: pl.Series) -
         keys = np.zeros(scores.shape[0], np.int64)
     else:
         keys = ranked.ordered_run_keys()
-    rows = top_k_rows(*read_only(ranked.run_lo, ranked.run_hi, keys, scores), metric.cutoff,
+    rows = ranked.kernels.top_k_rows(*read_only(ranked.run_lo, ranked.run_hi, keys, scores), metric.cutoff,
                       ranked.tie_mode)
     shown = ranked.run.get_column("item").gather(rows).unique()
     return int(shown.is_in(catalogue.implode()).sum()) / catalogue.len()

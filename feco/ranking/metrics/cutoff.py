@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from feco.ranking._kernels.counting import relevant_within
 from feco.ranking.metrics import Context, Definition, Metric
 
 DEFINITIONS = (
@@ -53,7 +52,7 @@ def compute(metric: Metric, context: Context) -> np.ndarray:
         cutoffs = context.n_relevant.astype(np.int64)
     else:
         cutoffs = np.full(n_queries, metric.cutoff, np.int64)
-    hits = relevant_within(
+    hits = ranked.kernels.relevant_within(
         ranked.pos_lo, ranked.pos_hi, ranked.match, ranked.before, ranked.tied,
         context.relevant, cutoffs,
     )

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from feco.ranking._kernels.dcg import ideal_dcg, run_dcg
 from feco.ranking.metrics import Context, Definition, Metric
 
 DEFINITIONS = (
@@ -43,13 +42,13 @@ def compute(metric: Metric, context: Context) -> np.ndarray:
     depth = min(metric.cutoff, longest)
     discount = 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
     cumsum = np.concatenate([[0.0], np.cumsum(discount)])
-    dcg = run_dcg(
+    dcg = ranked.kernels.run_dcg(
         ranked.pos_lo, ranked.pos_hi, ranked.match, ranked.before, ranked.tied,
         context.gains, metric.cutoff, discount, cumsum,
     )
     if metric.name == "dcg":
         return dcg
-    ideal = ideal_dcg(
+    ideal = ranked.kernels.ideal_dcg(
         ranked.pos_lo, ranked.pos_hi, ranked.match, context.gains, metric.cutoff,
         context.conventions.ideal == "candidates", discount,
     )

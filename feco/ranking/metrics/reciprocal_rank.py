@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from feco.ranking._kernels.reciprocal_rank import reciprocal_rank
 from feco.ranking.metrics import Context, Definition, Metric
 
 DEFINITIONS = (Definition("mrr", "optional", averages_ties=False),)
@@ -31,7 +30,7 @@ DEFINITIONS = (Definition("mrr", "optional", averages_ties=False),)
 def compute(metric: Metric, context: Context) -> np.ndarray:
     """Per-query values of ``metric`` before the empty-query policy is applied."""
     ranked = context.ranked
-    return reciprocal_rank(
+    return ranked.kernels.reciprocal_rank(
         ranked.pos_lo, ranked.pos_hi, ranked.match, ranked.before, context.relevant,
         metric.cutoff,
     )

@@ -1,0 +1,20 @@
+"""The files of a day's sample folder, named in one place.
+
+``samples/ds=YYYY-MM-DD/`` holds:
+
+- ``window=N/part-0.parquet``: the sampled rows of window N (the sample step, either engine);
+- ``_windows.parquet``: one row per window, events available and sampled; written last, so
+  a day whose summary exists is sampled (``feco.sampling.is_sampled``);
+- ``_feco_warehouse``: the path of the warehouse these samples belong to (``claim_samples``);
+- ``_coverage_states.parquet`` and ``_feature_status.parquet``: what the coverage step stages
+  for the publish step.
+
+The leading underscore keeps the summaries out of the window files a reader lists (Spark and
+Hive skip such files too).
+"""
+
+ROWS_FILE = "part-0.parquet"
+WINDOWS_FILE = "_windows.parquet"
+STATES_FILE = "_coverage_states.parquet"
+STATUS_FILE = "_feature_status.parquet"
+OWNER_FILE = "_feco_warehouse"
