@@ -49,8 +49,8 @@ print(json.dumps(sum(v["ndcg_cut_8"] for v in values.values()) / len(values)))
 STARTUP = """
 import time
 started = time.perf_counter()
-from feco.ranking import evaluate
-from feco.ranking.io import read_qrels, read_run
+from feco.evaluation import evaluate
+from feco.evaluation.io import read_qrels, read_run
 imported = time.perf_counter()
 qrels, run = read_qrels(QRELS), read_run(RUN)
 read = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Speed of feco.ranking.evaluate against ranx and pytrec_eval, with value agreement.
+"""Speed of feco.evaluation.evaluate against ranx and pytrec_eval, with value agreement.
 
 Builds one random run (``--queries`` x ``--items`` scored items, continuous scores so no tool
 has to break ties) and judgments (20 judged items per query, 15 of them in the run, grades
@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from feco.ranking import evaluate
+from feco.evaluation import evaluate
 
 METRICS = ["ndcg@10", "mrr@10", "map@100"]
 TREC_MEASURES = {"ndcg_cut.10", "map_cut.100", "recip_rank"}

@@ -99,7 +99,7 @@ CASES = [
          "missing config file, invalid TOML"),
     Case("input", FAULTS + "test_hostile_names_and_values_are_data_not_sql",
          "feature and segment values with quotes, SQL, unicode: stored as data"),
-    Case("input", "tests/ranking/test_letor.py::test_malformed_lines_name_file_and_line",
+    Case("input", "tests/evaluation/test_letor.py::test_malformed_lines_name_file_and_line",
          "svmlight/LETOR file with malformed lines: the error names file and line"),
     Case("input", "tests/test_cli.py::test_errors_are_one_line_not_a_traceback",
          "CLI errors are one line with an exit status, no traceback"),

@@ -1,4 +1,4 @@
-"""The docstring examples of the pipeline's modules run and stay true (tests/ranking has its own)."""
+"""The docstring examples of the pipeline's modules run and stay true (tests/evaluation has its own)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ KNOWN_BROKEN: dict[str, str] = {}
 def modules_with_examples() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(feco.__path__, "feco."):
-        if info.name.startswith("feco.ranking") or info.name == "feco.__main__":
+        if info.name.startswith("feco.evaluation") or info.name == "feco.__main__":
             continue
         module = importlib.import_module(info.name)
         if any(test.examples for test in doctest.DocTestFinder().find(module)):

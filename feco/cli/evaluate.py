@@ -85,7 +85,7 @@ def _add_convention_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _conventions(args: argparse.Namespace):
-    from feco.ranking import Conventions
+    from feco.evaluation import Conventions
 
     conventions = Conventions.preset(args.preset)
     changes = {}
@@ -98,8 +98,8 @@ def _conventions(args: argparse.Namespace):
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from feco.ranking import DEFAULT_METRICS, evaluate
-    from feco.ranking.io import read_qrels, read_run, read_svmlight_run
+    from feco.evaluation import DEFAULT_METRICS, evaluate
+    from feco.evaluation.io import read_qrels, read_run, read_svmlight_run
 
     text_pair = args.qrels is not None or args.run is not None
     svm_pair = args.svmlight is not None or args.predictions is not None
@@ -126,9 +126,9 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _evaluate_recs(args: argparse.Namespace) -> int:
-    from feco.ranking import evaluate, parse_metrics
-    from feco.ranking import protocols as p
-    from feco.ranking.io import read_interactions
+    from feco.evaluation import evaluate, parse_metrics
+    from feco.evaluation import protocols as p
+    from feco.evaluation.io import read_interactions
 
     cutoffs = _cutoffs(args.k)
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]

@@ -25,7 +25,7 @@ from feco.errors import DataError
 from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.store import current_model, store_daily, store_model_run
-from feco.ranking import evaluate_labelled
+from feco.evaluation import evaluate_labelled
 from feco.sampling import is_sampled, read_sample
 from feco.warehouse import open_configured
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from feco.errors import DataError, UsageError
-from feco.ranking.letor import read_letor
+from feco.evaluation.letor import read_letor
 
 DATASETS = ("mq2008", "webis", "mq2007agg")
 FOLDS = (1, 2, 3, 4, 5)

@@ -1,4 +1,4 @@
-"""Train a LightGBM lambdarank model, predict, and score it with :mod:`feco.ranking`.
+"""Train a LightGBM lambdarank model, predict, and score it with :mod:`feco.evaluation`.
 
 Every score is reported under two conventions, side by side: feco's (a query with no relevant
 document is left out of the mean, and counted) and LightGBM's own (such a query scores 1), so
@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 
 from feco.errors import DataError
-from feco.ranking.letor import group_sizes
-from feco.ranking import DEFAULT_METRICS, Evaluation, evaluate_labelled
+from feco.evaluation.letor import group_sizes
+from feco.evaluation import DEFAULT_METRICS, Evaluation, evaluate_labelled
 
 NDCG_METRICS = ("ndcg@4", "ndcg@8", "ndcg@10")
 CONVENTIONS = ("feco", "lightgbm")

@@ -52,7 +52,7 @@ def test_mq2008_fold1_split_follows_the_readme():
 
 
 def test_webis_fold_1_tests_on_its_fifth_file_and_mq2007_agg_keeps_its_missing_values():
-    from feco.ranking.letor import read_letor
+    from feco.evaluation.letor import read_letor
 
     webis = load_split("webis", 1)
     assert webis.test.height == read_letor(default_root() / "webis_clueweb09" / "fold5.test.txt").height
