@@ -241,20 +241,23 @@ def main() -> None:
     with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
         print("feco, per incident:")
         print(table)
-    print_pages(*score_pages(pages, daily, truth, min_rows, n_features=len(config.logs.features)))
+    print_pages(*score_pages(pages, daily, truth, min_rows, n_features=len(config.logs.features),
+                             floors=config.alerts.floor))
 
 
 def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min_rows: int,
-                n_features: int) -> tuple[dict, pl.DataFrame]:
+                n_features: int, floors: dict[str, float]) -> tuple[dict, pl.DataFrame]:
     """Pages (an incident opened or escalated) against the truth.
 
     False pages are those on a feature's clean days (as for false alerts); per week they are
     scaled to the whole config: false pages x features / clean feature-days x 7. Per incident:
     how many incidents of its feature paged while it lasted (and the 6 days after), whether the
-    first page came within a day (7 for decays) of its onset, in its segment and at the
-    severity its injected size gives (the tiers of feco.alerts.severity, no ranker importance;
-    a size at a tier's edge, 25% or 50%, measures either side of it, and a decay's size is where
-    it ends, not where it is when first paged).
+    first page came within a day (7 for decays) of its onset, in its segment, and its severity
+    against the one its injected size gives (the tiers of feco.alerts.severity, no ranker
+    importance; critical when the day's coverage fell under the feature's configured floor). A
+    step is judged by its first page; a decay, which grows, by the highest severity its
+    incident paged (opened, then escalated) while it lasted. A size at a tier's edge, 25% or
+    50%, measures either side of it.
     """
     from feco.alerts.severity import SEVERITY_NAME, severity
 
@@ -270,18 +273,34 @@ def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min
         mine = pages.filter((pl.col("feature") == incident["feature"])
                             & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] + 6)))
         first = mine.filter(pl.col("ds") <= onset + timedelta(days=window)).sort("ds").head(1)
-        expected = severity("drop_vs_moving_average", incident["share"], None, n_features)
         paged = first.row(0, named=True) if first.height else None
+        paged_severity = paged["severity"] if paged else None
+        if paged is not None and incident["shape"] == "decay":
+            lasting = mine.filter((pl.col("incident_id") == paged["incident_id"])
+                                  & (pl.col("ds") < onset + timedelta(days=incident["days"])))
+            paged_severity = lasting.sort("paged_rank", descending=True)["severity"][0]
+        expected = ("critical" if _under_floor(daily, incident, floors)
+                    else severity("drop_vs_moving_average", incident["share"], None, n_features))
         rows.append({"feature": incident["feature"], "segment": f"{place[0]}:{place[1]}", "share": incident["share"],
                      "shape": incident["shape"], "incidents_paged": mine["incident_id"].n_unique(),
                      "paged_in_time": paged is not None,
                      "paged_at": f"{paged['segment_dim']}:{paged['segment_value']}" if paged else None,
                      "right_segment": paged is not None and (paged["segment_dim"], paged["segment_value"]) == place,
-                     "paged_severity": paged["severity"] if paged else None, "expected_severity": expected})
+                     "paged_severity": paged_severity, "expected_severity": expected})
     per_incident = pl.DataFrame(rows)
     weeks = clean_feature_days / n_features / 7
     return {"false_pages": clean_pages, "clean_weeks": weeks, "false_pages_per_week": clean_pages / weeks,
             "false_pages_per_1000": 1000 * clean_pages / _false_alerts(pages, daily, truth, min_rows)[1]}, per_incident
+
+
+def _under_floor(daily: pl.DataFrame, incident: dict, floors: dict[str, float]) -> bool:
+    """Whether all traffic's coverage of the incident's feature fell under its floor while it lasted."""
+    if incident["feature"] not in floors:
+        return False
+    onset = date.fromisoformat(incident["start"])
+    lasting = daily.filter((pl.col("feature") == incident["feature"]) & (pl.col("segment_dim") == "all")
+                           & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] - 1)))
+    return lasting.height > 0 and lasting["coverage"].min() < floors[incident["feature"]]
 
 
 def _clean_feature_days(daily: pl.DataFrame, truth: list[dict]) -> int:
