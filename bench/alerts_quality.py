@@ -257,9 +257,9 @@ def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min
     importance; critical when the day's coverage fell under the feature's configured floor). A
     step is judged by its first page; a decay, which grows, by the highest severity its
     incident paged (opened, then escalated) while it lasted. A size at a tier's edge, 25% or
-    50%, measures either side of it.
+    50%, measures either side of it: both tiers are counted apart.
     """
-    from feco.alerts.severity import SEVERITY_NAME, severity
+    from feco.alerts.severity import SEVERITY_NAME
 
     pages = pages.with_columns(pl.col("paged_rank").replace_strict(SEVERITY_NAME).alias("severity"))
     clean_pages, _ = _false_alerts(pages, daily, truth, min_rows)
@@ -279,18 +279,32 @@ def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min
             lasting = mine.filter((pl.col("incident_id") == paged["incident_id"])
                                   & (pl.col("ds") < onset + timedelta(days=incident["days"])))
             paged_severity = lasting.sort("paged_rank", descending=True)["severity"][0]
-        expected = ("critical" if _under_floor(daily, incident, floors)
-                    else severity("drop_vs_moving_average", incident["share"], None, n_features))
+        fitting = _fitting_tiers(incident, under_floor=_under_floor(daily, incident, floors), n_features=n_features)
         rows.append({"feature": incident["feature"], "segment": f"{place[0]}:{place[1]}", "share": incident["share"],
                      "shape": incident["shape"], "incidents_paged": mine["incident_id"].n_unique(),
                      "paged_in_time": paged is not None,
                      "paged_at": f"{paged['segment_dim']}:{paged['segment_value']}" if paged else None,
                      "right_segment": paged is not None and (paged["segment_dim"], paged["segment_value"]) == place,
-                     "paged_severity": paged_severity, "expected_severity": expected})
+                     "paged_severity": paged_severity, "expected_severity": fitting[0],
+                     "severity_fits": paged_severity in fitting})
     per_incident = pl.DataFrame(rows)
     weeks = clean_feature_days / n_features / 7
     return {"false_pages": clean_pages, "clean_weeks": weeks, "false_pages_per_week": clean_pages / weeks,
             "false_pages_per_1000": 1000 * clean_pages / _false_alerts(pages, daily, truth, min_rows)[1]}, per_incident
+
+
+def _fitting_tiers(incident: dict, *, under_floor: bool, n_features: int) -> list[str]:
+    """The tier the incident's injected size gives, then, for a size on a tier's edge (25%, 50%),
+    the tier below it: the measured drop lands either side of the edge."""
+    from feco.alerts.severity import TIERS, severity
+
+    if under_floor:
+        return ["critical"]
+    share = incident["share"]
+    tiers = [severity("drop_vs_moving_average", share, None, n_features)]
+    if share in {bound for bound, _ in TIERS}:
+        tiers.append(severity("drop_vs_moving_average", share * 0.999, None, n_features))
+    return tiers
 
 
 def _under_floor(daily: pl.DataFrame, incident: dict, floors: dict[str, float]) -> bool:
@@ -320,7 +334,8 @@ def print_pages(summary: dict, per_incident: pl.DataFrame) -> None:
     print(f"  incidents paged within a day (decays: 7 days): {in_time.height}/{per_incident.height}; "
           f"paged as one incident: {once}/{per_incident.height}; at the true segment: "
           f"{in_time['right_segment'].sum()}/{in_time.height}; at the severity of their size: "
-          f"{(in_time['paged_severity'] == in_time['expected_severity']).sum()}/{in_time.height}")
+          f"{(in_time['paged_severity'] == in_time['expected_severity']).sum()}/{in_time.height} "
+          f"({in_time['severity_fits'].sum()}/{in_time.height} with either side of a tier's edge)")
     with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
         print(per_incident)
 
