@@ -19,6 +19,7 @@ only, so re-running a day leaves the same rows, and a message's id is stable.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from datetime import date
 
@@ -102,6 +103,7 @@ class _Day:
         self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
         self.weekly_learned = weekly_learned
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
+        self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
 
     def is_live(self, alert: dict) -> bool:
@@ -116,14 +118,16 @@ class _Day:
         return _holder(self.recently_resolved.get(alert["feature"], []), alert) is None
 
     def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
-        """One feature's incidents today. The day's headline continues the most specific
-        unresolved incident whose segment holds it, else widens one whose segment its own
-        holds, else joins one paged at least as severe, else opens a new one. Every other alert
-        attaches to the most specific incident that holds it, else to the headline's."""
+        """One feature's incidents today. The day's headline continues the widest unresolved
+        incident whose segment holds it, else widens one whose segment its own holds, else
+        joins one paged at least as severe, else opens a new one. Every other alert attaches
+        to the widest incident that holds it, else to the headline's. First, an incident not
+        paged yet that fires again spreads over the day's other places (see ``_spread``)."""
         live = [alert for alert in alerts if self.is_live(alert)]
         incidents = list(unresolved)
         home = None
         if live:
+            _spread(incidents, live)
             head = self._headline(live)
             home = _holder(incidents, head) or _widened(incidents, head) or _absorbing(incidents, head)
             if home is None:
@@ -178,15 +182,20 @@ class _Day:
         return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], " x " in a["segment_dim"], -_size(a),
                                          a["n_rows"] or 0, a["alert_id"]))
 
-    def _pages(self, head: dict) -> bool:
-        """Severe enough, and in a segment large enough, to page a person."""
+    def _pages(self, head: dict, state: dict) -> bool:
+        """Severe enough, and in a segment large enough (the headline's, or the incident's when
+        it has spread wider), to page a person."""
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
             return False
         if head["rule"] == DROP and not self.weekly_learned:
             return False
         if " x " in head["segment_dim"] and not self.settings.page_crosses:
             return False
-        return head["segment_dim"] == "all" or (head["n_rows"] or 0) >= self.settings.page_min_share * self.total_rows
+        place = head if contains(_segment(head), _segment(state)) else state
+        if place["segment_dim"] == "all":
+            return True
+        rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))
+        return (rows or 0) >= self.settings.page_min_share * self.total_rows
 
     def _today(self, state: dict, attached: list[dict], head: dict | None, *, status: str) -> dict:
         rank, paged = state["severity_rank"], state["paged_rank"]
@@ -194,7 +203,7 @@ class _Day:
         if head is not None:
             head_rank = SEVERITY_RANK[head["severity"]]
             rank = max(rank, head_rank)
-            if self._pages(head) and head_rank > paged:
+            if self._pages(head, state) and head_rank > paged:
                 event, paged = ("escalated" if paged else "opened"), head_rank
             detail = head["detail"]
             lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
@@ -243,15 +252,44 @@ def _absorbing(incidents: list[dict], head: dict) -> dict | None:
     return max(severe, key=_seniority, default=None)
 
 
+def _spread(incidents: list[dict], live: list[dict]) -> None:
+    """Move the most senior incident not paged yet that fires today up to the smallest segment
+    holding it and the day's other places (alerts not grouped under another): a problem seen
+    in a second place before anyone was paged (a decay crossing its threshold in one product
+    group, then in another, before all traffic) is one incident, paged once."""
+    firing = [state for state in incidents
+              if not state["paged_rank"] and any(contains(_segment(state), _segment(alert)) for alert in live)]
+    if not firing:
+        return
+    home = max(firing, key=_seniority)
+    places = [_segment(alert) for alert in live if alert["status"] == "open"]
+    root = functools.reduce(_common_root, places, _segment(home))
+    if root != _segment(home):
+        in_root = [alert for alert in live if _segment(alert) == root]
+        home.update(segment_dim=root[0], segment_value=root[1],
+                    normal_floor=_floor(max(in_root, key=_size)) if in_root else None)
+
+
+def _common_root(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:
+    """The smallest segment holding both: one of them, a value two crosses share, or all traffic."""
+    if contains(a, b):
+        return a
+    if contains(b, a):
+        return b
+    shared = set(zip(a[0].split(" x "), a[1].split(" x "))) & set(zip(b[0].split(" x "), b[1].split(" x ")))
+    return min(shared) if shared else ("all", "all")
+
+
 def _seniority(state: dict) -> tuple:
     return state["paged_rank"], state["severity_rank"], state["rows_lost"], state["incident_id"]
 
 
 def _holder(incidents: list[dict], alert: dict) -> dict | None:
-    """The most specific incident whose segment holds the alert's, None if none does."""
+    """The widest incident whose segment holds the alert's, None if none does: once an incident
+    has widened over another, what falls in both belongs to the wider one."""
     segment = (alert["segment_dim"], alert["segment_value"])
     holding = [state for state in incidents if contains((state["segment_dim"], state["segment_value"]), segment)]
-    return max(holding, key=lambda state: _depth((state["segment_dim"], state["segment_value"])), default=None)
+    return min(holding, key=lambda state: _depth((state["segment_dim"], state["segment_value"])), default=None)
 
 
 def describe_place(row: dict) -> str:

@@ -169,3 +169,22 @@ def test_a_band_grouped_under_a_cross_with_a_larger_drop_heads_the_incident_and_
     tail = alert(("query_band", "tail"), severity="medium", drop=0.18, rows=5_000, parent=cross["alert_id"])
     (row,) = track([([cross, tail], coverage())]).iter_rows(named=True)
     assert (row["segment_dim"], row["segment_value"], row["event"]) == ("query_band", "tail", "opened")
+
+
+def test_a_decay_seen_in_two_groups_on_one_day_is_one_incident_of_all_traffic_paged_once():
+    garden = alert(("product_group", "garden"), rule="decay_vs_reference", severity="medium", drop=0.12, rows=400)
+    beauty = alert(("product_group", "beauty"), rule="decay_vs_reference", severity="medium", drop=0.11, rows=900)
+    days = track([([garden], coverage()), ([garden, beauty], coverage())])
+    assert days["incident_id"].n_unique() == 1  # garden alone is too small to page; both: all traffic
+    assert days.select("segment_dim", "event").rows() == [("product_group", None), ("all", "opened")]
+    assert days["alert_ids"][-1].len() == 2
+
+
+def test_what_falls_in_an_incident_widened_over_another_attaches_to_the_wider_one():
+    cell = alert(("product_group", "electronics"), severity="medium", drop=0.2, rows=1_000)
+    region = alert(("region", "DE"), severity="critical", drop=0.9, rows=2_000)
+    days = track([([cell], coverage(electronics=0.45)), ([region, cell], coverage(electronics=0.45)),
+                  ([alert(severity="critical", drop=0.9), cell], coverage(all=0.1, electronics=0.45))])
+    third = days.filter(pl.col("ds") == DAY + timedelta(days=2)).sort("segment_dim")
+    assert third.select("segment_dim", "event").rows() == [("all", None), ("product_group", None)]  # paged critical
+    assert third["alert_ids"].list.len().to_list() == [2, 0]  # electronics' alert goes to the wider incident
