@@ -122,7 +122,7 @@ class _Day:
         incident whose segment holds it, else widens one whose segment its own holds, else
         joins one paged at least as severe, else opens a new one. Every other alert attaches
         to the widest incident that holds it, else to the headline's. First, an incident not
-        paged yet that fires again spreads over the day's other places (see ``_spread``)."""
+        paged yet that decays again spreads over the day's other decaying places (``_spread``)."""
         live = [alert for alert in alerts if self.is_live(alert)]
         incidents = list(unresolved)
         home = None
@@ -253,16 +253,21 @@ def _absorbing(incidents: list[dict], head: dict) -> dict | None:
 
 
 def _spread(incidents: list[dict], live: list[dict]) -> None:
-    """Move the most senior incident not paged yet that fires today up to the smallest segment
-    holding it and the day's other places (alerts not grouped under another): a problem seen
-    in a second place before anyone was paged (a decay crossing its threshold in one product
-    group, then in another, before all traffic) is one incident, paged once."""
+    """Move the most senior incident not paged yet that decays today up to the smallest segment
+    holding it and the day's other decaying places (decays not grouped under another alert,
+    nor held by another incident): a slow decline crosses its threshold in one product group,
+    then in another, before all traffic, and is one incident, paged once. Steps are left
+    alone: a sudden outage shows everywhere it is on its first day, and a small cell's noise
+    the same day must not carry it to all traffic."""
+    live = [alert for alert in live if alert["rule"] == DECAY]
     firing = [state for state in incidents
               if not state["paged_rank"] and any(contains(_segment(state), _segment(alert)) for alert in live)]
     if not firing:
         return
     home = max(firing, key=_seniority)
-    places = [_segment(alert) for alert in live if alert["status"] == "open"]
+    others = [_segment(state) for state in incidents if state is not home]
+    places = [_segment(alert) for alert in live
+              if alert["status"] == "open" and not any(contains(other, _segment(alert)) for other in others)]
     root = functools.reduce(_common_root, places, _segment(home))
     if root != _segment(home):
         in_root = [alert for alert in live if _segment(alert) == root]

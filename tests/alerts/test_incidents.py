@@ -188,3 +188,11 @@ def test_what_falls_in_an_incident_widened_over_another_attaches_to_the_wider_on
     third = days.filter(pl.col("ds") == DAY + timedelta(days=2)).sort("segment_dim")
     assert third.select("segment_dim", "event").rows() == [("all", None), ("product_group", None)]  # paged critical
     assert third["alert_ids"].list.len().to_list() == [2, 0]  # electronics' alert goes to the wider incident
+
+
+def test_a_small_cell_firing_again_beside_an_outage_elsewhere_does_not_carry_it_to_all_traffic():
+    cell = alert(("product_group", "garden"), severity="medium", drop=0.2, rows=400)  # too small to page
+    region = alert(("region", "DE"), severity="critical", drop=0.9, rows=2_000)
+    days = track([([cell], coverage()), ([region, cell], coverage())])
+    assert days.filter(pl.col("event") == "opened").select("segment_dim", "segment_value").rows() == [("region", "DE")]
+    assert days["incident_id"].n_unique() == 2
