@@ -13,8 +13,8 @@ Prints the times, the CLI-to-baseline ratio (below 1: feco is faster), the NDCG@
 and a breakdown of one process: import, reading the files, and evaluating with the NumPy
 kernels the CLI uses and with the numba kernels (loaded from numba's cache on the first call).
 
-trec_eval's sources are not in the pytrec_eval sdists on PyPI (their build downloads them),
-so without network there is no binary to build here: point $TREC_EVAL at one if you have it.
+To build the binary: ``make`` in a checkout of usnistgov/trec_eval's C sources (gcc, no other
+dependency), then point $TREC_EVAL at the ``trec_eval`` it writes.
 
 Usage::
 

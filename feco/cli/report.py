@@ -81,7 +81,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _sampling_study(args: argparse.Namespace) -> int:
-    from feco import sampling_study
+    from feco.sampling import study
     from feco.tasks import as_config
     from feco.warehouse import open_configured
 
@@ -90,13 +90,13 @@ def _sampling_study(args: argparse.Namespace) -> int:
     config = as_config(args.config)
     if args.logs:
         config = config.model_copy(update={"paths": config.paths.model_copy(update={"logs": args.logs})})
-    result = sampling_study.run_study(args.ds, config, windows=args.windows,
-                                      events_per_window=args.events, repeats=args.repeats,
-                                      progress=lambda line: print(line, flush=True))
-    print_frame(sampling_study.as_table(result), "table")
-    print(sampling_study.cheapest_line(result, target_points=args.target))
+    result = study.run_study(args.ds, config, windows=args.windows,
+                             events_per_window=args.events, repeats=args.repeats,
+                             progress=lambda line: print(line, flush=True))
+    print_frame(study.as_table(result), "table")
+    print(study.cheapest_line(result, target_points=args.target))
     if not args.no_store:
         with open_configured(config) as conn:
-            sampling_study.store_study(conn, result)
+            study.store_study(conn, result)
         print(f"stored in {config.paths.warehouse} (table sampling_study)")
     return 0

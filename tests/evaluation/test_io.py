@@ -43,6 +43,22 @@ def test_trec_files_round_trip_to_the_same_evaluation(tmp_path: Path) -> None:
     assert from_text.metrics == from_parquet.metrics
 
 
+def test_single_spaced_trec_files_round_trip_too(tmp_path: Path) -> None:
+    run, qrels = random_case(3)
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_path.write_text("".join(f"{q} Q0 {i} {r} {s!r} tag\n"
+                                for r, (q, i, s) in enumerate(run.iter_rows(), start=1)))
+    qrels_path.write_text("".join(f"{q} 0 {i} {g}\n" for q, i, g in qrels.iter_rows()))
+    assert read_trec_run(run_path).equals(run)
+    assert read_trec_qrels(qrels_path).equals(qrels)
+
+
+def test_blank_lines_and_runs_of_spaces_in_a_single_spaced_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("1 Q0 a 1 0.5 t\n\n1 Q0 b 2 0.25 t\n1  Q0 c 3 0.125 t\n")
+    assert read_trec_run(path).rows() == [("1", "a", 0.5), ("1", "b", 0.25), ("1", "c", 0.125)]
+
+
 def test_comment_lines_and_trailing_fields_are_read_as_trec_eval_reads_them(tmp_path: Path):
     run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run_path.write_text("# run of 2026-03-01\n1 Q0 a 1 0.5 bm25 extra\n  # indented comment\n"

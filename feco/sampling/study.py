@@ -40,7 +40,7 @@ def run_study(ds: date, config: Config, *, windows: list[int], events_per_window
     features (averaged over repeats) and the largest over features and repeats. Rows read are
     the rows each strategy must look at (the windows' rows; the whole day for the others);
     seconds are the wall clock of the first repeat, from disk to coverage.
-    `feco sampling-study` runs it; tests/report/test_sampling_study.py shows it on a day of logs.
+    `feco sampling-study` runs it; tests/test_sampling_study.py shows it on a day of logs.
     """
     files = _day_files(ds, config.paths.logs)
     rules = _rules(files, config)

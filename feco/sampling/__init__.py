@@ -6,6 +6,8 @@ An event is taken with all its rows, so ranked lists stay whole. Only the hour p
 that overlap a window are read, in two passes: the (event id, timestamp) columns to choose the
 events, then the chosen events' rows, one window at a time, so memory is set by the sample
 and not by traffic. Logs and samples may live on any filesystem feco.storage knows.
+
+feco.sampling.study measures this sample against simple random and reservoir samples.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from feco import sampling_study
+from feco.sampling import study as sampling_study
 from feco.generator import generate_logs
 from feco.warehouse import create_schema
 from logbuilder import make_config
