@@ -99,14 +99,11 @@ def compute_states(
 
 
 def _register_sample(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | SampleFiles) -> None:
-    """The sample as the relation ``sample_rows``: local files through DuckDB's own Parquet
-    reader (the fastest here), files elsewhere a batch at a time through pyarrow."""
+    """The sample as the relation ``sample_rows``."""
     if isinstance(sample, pl.DataFrame):
         conn.register("sample_rows", sample)
-    elif sample.is_local:
-        conn.sql(sql("coverage/sample_rows"), params={"files": sample.files}).create_view("sample_rows")
     else:
-        conn.register("sample_rows", sample.batches())
+        sample.register(conn)
 
 
 def value_kinds(schema: dict[str, pl.DataType], *, config: Config) -> dict[str, str]:

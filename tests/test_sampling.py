@@ -150,6 +150,25 @@ def test_sampled_query_events_count_each_days_events_once(config):
     assert counts["n"].sum() == sum(read_sample(ds, config.paths.samples)[1]["events_sampled"].sum() for ds in days)
 
 
+def test_a_sample_away_from_local_disk_streams_the_same_rows_to_duckdb(config):
+    import duckdb
+    import pyarrow.fs as pafs
+
+    from feco.sampling import sample_files
+
+    write_logs(config.paths.logs, make_events(DAY, events=500, seed=2))
+    write_sample(DAY, config)
+    local = sample_files(DAY, config.paths.samples)
+    elsewhere = type(local)(pafs.SubTreeFileSystem("/", pafs.LocalFileSystem()), local.files, local.windows)
+    assert local.is_local and not elsewhere.is_local  # DuckDB's Parquet reader, then pyarrow batches
+    tables = []
+    for files in (local, elsewhere):
+        with duckdb.connect() as conn:
+            files.register(conn)
+            tables.append(conn.sql("SELECT * FROM sample_rows ORDER BY ALL").pl())
+    assert tables[0].height == local.count_rows() and tables[0].equals(tables[1])
+
+
 def _sample_in_memory(ds, config):
     """The sampler as it was before events were chosen from two columns: every row of each
     window in memory, events ordered by (first timestamp, id), every k-th one taken."""

@@ -22,6 +22,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -32,7 +33,9 @@ from feco import storage
 from feco.config import Config
 from feco.errors import DataError, UsageError
 from feco.sample_files import OWNER_FILE, ROWS_FILE, WINDOWS_FILE
+from feco.sql_files import sql
 from feco.storage import Location
+from feco.warehouse import quote
 
 
 @dataclass(frozen=True)
@@ -421,20 +424,25 @@ def _swap_in(staging: Path, final: Path) -> None:
 
 
 def sampled_query_events(days: list[date], root: Location, *, event_id: str, query: str) -> pl.DataFrame:
-    """Sampled events per query over the days whose samples exist: ``query``, ``n``."""
-    days_events = []
-    for ds in days:
-        if not is_sampled(ds, root):
-            continue
-        rows = sample_files(ds, root)
-        # a day sampled before the query column existed has nothing to say about bands
-        if {event_id, query} <= set(rows.schema):
-            events = rows.read([event_id, query])
-            days_events.append(events.unique().get_column(query))  # an event id is unique within its day
-    if not days_events:
+    """Sampled events per query over the days whose samples exist: ``query``, ``n``.
+
+    Counted by DuckDB a day at a time, streaming: at the paper's scale (32M sampled rows a
+    day), reading a day's two columns whole took 2.4 GB and 3 s.
+    """
+    statement = sql("coverage/query_events").format(event_id=quote(event_id), query=quote(query))
+    counts = []
+    with duckdb.connect() as conn:
+        for ds in days:
+            if not is_sampled(ds, root):
+                continue
+            rows = sample_files(ds, root)
+            # a day sampled before the query column existed has nothing to say about bands
+            if {event_id, query} <= set(rows.schema):
+                rows.register(conn, columns=[event_id, query])
+                counts.append(conn.sql(statement).pl())
+    if not counts:
         return pl.DataFrame(schema={"query": pl.String, "n": pl.Int64})
-    queries = pl.concat(days_events).drop_nulls().cast(pl.String)
-    return queries.value_counts(name="n").rename({queries.name: "query"}).cast({"n": pl.Int64})
+    return pl.concat(counts).group_by("query").agg(pl.col("n").sum().cast(pl.Int64))
 
 
 def is_sampled(ds: date, root: Location) -> bool:
@@ -484,6 +492,15 @@ class SampleFiles:
                     yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
 
         return pa.RecordBatchReader.from_batches(schema, read())
+
+    def register(self, conn: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None) -> None:
+        """The rows as the relation ``sample_rows`` of ``conn``: local files through DuckDB's own
+        Parquet reader (the fastest here; it reads only the columns a query uses), files
+        elsewhere a batch at a time through pyarrow (only ``columns``, if given)."""
+        if self.is_local:
+            conn.sql(sql("coverage/sample_rows"), params={"files": self.files}).create_view("sample_rows")
+        else:
+            conn.register("sample_rows", self.batches(columns))
 
     def read(self, columns: list[str] | None = None) -> pl.DataFrame:
         """The rows (or ``columns``) in memory."""
