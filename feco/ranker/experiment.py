@@ -20,8 +20,10 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
+from feco.evaluation import Conventions, evaluate_labelled
 from feco.ranker.claims import importance_loss_correlations, within_feature_correlations
 from feco.ranker.datasets import Split
 from feco.ranker.importance import IMPORTANCE_SCHEMA, importances
@@ -192,7 +194,7 @@ def _evaluated(model: TrainedRanker, test: pl.DataFrame, grid: Grid, *, run_id: 
            else pl.DataFrame(schema=IMPORTANCE_SCHEMA))
     shap_seconds = time.perf_counter() - started if explain else None
     evaluations = score_ndcg(test, scores)
-    row = {"kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
+    row = {**tie_counts(test, scores), "kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
            "run_id": run_id, "params": json.dumps(dict(params), sort_keys=True) if params else None,
            "best_iteration": model.best_iteration,
            "train_seconds": model.seconds if kind != "coverage_drop:test" else None,
@@ -200,6 +202,30 @@ def _evaluated(model: TrainedRanker, test: pl.DataFrame, grid: Grid, *, run_id: 
            "shap_rows": min(grid.shap_sample_rows, test.height) if explain else None, **ndcg_summary(evaluations)}
     return RunRecord(row, imp.with_columns(pl.lit(run_id).alias("run_id")),
                      _query_ndcg(evaluations["feco"].per_query, run_id))
+
+
+def tie_counts(test: pl.DataFrame, scores: np.ndarray) -> dict:
+    """The test rows, how many share their score with another row of their query, and NDCG@8
+    (feco's convention) under two other tie rules than feco's (later rows first): earlier rows
+    first, and the mean over every order of each tied group. A model of a few trees scores
+    many documents alike, so the tie rule alone can move its NDCG.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> test = pl.DataFrame({"qid": [1, 1, 1, 2, 2], "label": [0, 1, 0, 1, 0]})
+    >>> counts = tie_counts(test, np.array([0.5, 0.5, 0.1, 0.3, 0.2]))
+    >>> counts["scored_rows"], counts["tied_rows"]
+    (5, 2)
+    >>> counts["ndcg8_ties_forward"] > counts["ndcg8_ties_average"]  # the relevant row of the tie is second
+    False
+    """
+    scored = test.select("qid", "label", pl.Series("score", np.asarray(scores, dtype=np.float64)))
+    tied = scored.group_by("qid", "score").len().filter(pl.col("len") > 1).get_column("len").sum()
+    ndcg8 = {rule: evaluate_labelled(scored, metrics=["ndcg@8"], conventions=Conventions().with_options(ties=rule))
+             .metrics["ndcg@8"] for rule in ("input_order", "average")}
+    return {"scored_rows": scored.height, "tied_rows": int(tied),
+            "ndcg8_ties_forward": ndcg8["input_order"], "ndcg8_ties_average": ndcg8["average"]}
 
 
 def _query_ndcg(per_query: pl.DataFrame, run_id: str) -> pl.DataFrame:
@@ -211,10 +237,17 @@ def _query_ndcg(per_query: pl.DataFrame, run_id: str) -> pl.DataFrame:
 
 
 def _chosen_features(base_importance: pl.DataFrame, test: pl.DataFrame, grid: Grid) -> list[tuple[str, str]]:
-    """The top-k features by mean |SHAP|, then the k least important ones that are covered."""
-    ranked = base_importance.sort("shap_rank").get_column("feature").to_list()
-    top = ranked[: grid.top_k]
-    contrast = [f for f in reversed(ranked) if f not in top and coverage_of(test, f) >= MIN_CONTRAST_COVERAGE]
+    """The top-k features by mean |SHAP|, then as contrasts the k least important features the
+    baseline uses (SHAP and gain share above 0) that are covered.
+
+    A feature the model never splits on cannot change a fixed model's scores when it is
+    zeroed: as a contrast it would lose exactly 0 by construction and make "more important
+    features lose more" look stronger than the used features show it.
+    """
+    ranked = base_importance.sort("shap_rank")
+    top = ranked.get_column("feature").to_list()[: grid.top_k]
+    used = ranked.filter((pl.col("shap_share") > 0) & (pl.col("gain_share") > 0)).get_column("feature").to_list()
+    contrast = [f for f in reversed(used) if f not in top and coverage_of(test, f) >= MIN_CONTRAST_COVERAGE]
     return [("top", f) for f in top] + [("low", f) for f in contrast[: grid.low_k]]
 
 

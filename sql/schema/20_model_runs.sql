@@ -7,6 +7,9 @@
 -- queries_no_relevant), *_lightgbm under LightGBM's (such a query scores 1).
 -- version, artifact, train_start/end and valid_from are set for 'reference' runs only: a
 -- reference model scores days from valid_from on, until a newer one is valid.
+-- Coverage-drop runs only: scored_rows (test rows), tied_rows (those sharing their score with
+-- another row of their query), ndcg8_ties_forward (NDCG@8 with ties in row order, earlier rows
+-- first; feco's rule puts later rows first) and ndcg8_ties_average (over every order of a tie).
 CREATE TABLE IF NOT EXISTS model_runs (
     run_id VARCHAR NOT NULL PRIMARY KEY,
     kind VARCHAR NOT NULL,
@@ -29,5 +32,9 @@ CREATE TABLE IF NOT EXISTS model_runs (
     ndcg4_lightgbm DOUBLE,
     ndcg8_lightgbm DOUBLE,
     queries BIGINT,
-    queries_no_relevant BIGINT
+    queries_no_relevant BIGINT,
+    scored_rows BIGINT,
+    tied_rows BIGINT,
+    ndcg8_ties_forward DOUBLE,
+    ndcg8_ties_average DOUBLE
 );
