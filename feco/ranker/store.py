@@ -77,6 +77,11 @@ def store_correlations(conn: duckdb.DuckDBPyConnection, experiment_id: str, corr
                          correlations.with_columns(pl.lit(experiment_id).alias("experiment_id")))])
 
 
+def store_claim_tests(conn: duckdb.DuckDBPyConnection, tests: pl.DataFrame) -> None:
+    """Replace every row of coverage_drop_claim_tests: the report tests the whole stored grid."""
+    replace_rows(conn, [("coverage_drop_claim_tests", "TRUE", {}, tests)])
+
+
 def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.DataFrame) -> None:
     """Replace one model run and its feature importances."""
     key = {"run_id": run["run_id"]}

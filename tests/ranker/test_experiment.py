@@ -8,6 +8,7 @@ from feco.config import Ranker
 from feco.errors import DataError
 from feco.ranker.datasets import Split, default_root, load_split
 from feco.ranker.experiment import (
+    MIN_CONTRAST_COVERAGE,
     Grid,
     Training,
     _seed,
@@ -20,7 +21,7 @@ from feco.ranker.experiment import (
 )
 from feco.ranker.importance import importances
 from feco.ranker.model import ndcg_summary, predict_scores, score_ndcg, train_ranker
-from feco.ranker.perturb import reduce_coverage
+from feco.ranker.perturb import coverage_of, reduce_coverage
 from feco.ranker.store import finished_cells, store_experiment, store_run
 from feco.warehouse import create_schema, named_query
 
@@ -205,6 +206,8 @@ def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(re
     from feco.cli import main
 
     warehouse = tmp_path / "claims.duckdb"
+    assert main(["experiment", "coverage-drop-report", "--warehouse", str(warehouse)]) == 1
+    assert "no warehouse" in capsys.readouterr().err and not warehouse.exists()
     conn = duckdb.connect(str(warehouse))
     create_schema(conn, moving_average_days=7)
     conn.close()
@@ -214,11 +217,45 @@ def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(re
     conn = duckdb.connect(str(warehouse))
     store_experiment(conn, result)
     conn.close()
-    assert main(["experiment", "coverage-drop-report", "--warehouse", str(warehouse), "--resamples", "99"]) == 0
+    args = ["experiment", "coverage-drop-report", "--warehouse", str(warehouse), "--resamples", "99"]
+    assert main(args) == 0
     out = capsys.readouterr().out
-    for heading in ("Retraining noise", "bootstrap interval", "Within-feature", "SHAP share", "Power"):
+    for heading in ("Baselines per fold", "Retraining noise", "families", "bootstrap interval", "per fold beside",
+                    "Within-feature", "SHAP share", "Power"):
         assert heading in out
     assert out.count("mq2008") >= 5
+    conn = duckdb.connect(str(warehouse))
+    stored = conn.sql("SELECT * FROM coverage_drop_claim_tests ORDER BY ALL").pl()
+    conn.close()
+    assert set(stored["family"]) >= {"sensitivity", "fold_effect", "within_feature", "importance_loss:top+low"}
+    # The same warehouse gives the same report, byte for byte, and the same stored tests.
+    assert main(args) == 0
+    assert capsys.readouterr().out == out
+    conn = duckdb.connect(str(warehouse))
+    assert conn.sql("SELECT * FROM coverage_drop_claim_tests ORDER BY ALL").pl().equals(stored)
+    conn.close()
+
+
+def test_contrasts_are_features_the_baseline_uses_and_every_run_counts_its_ties(small, result):
+    low = result.cells.filter(role="low")
+    assert low.height and (low["baseline_shap_share"] > 0).all() and (low["baseline_gain_share"] > 0).all()
+    base = result.model_runs.filter(kind="coverage_drop:baseline").row(0, named=True)
+    # The least important covered feature the baseline uses: every feature ranked below it is
+    # unused (share 0) or too rarely covered to be a contrast.
+    below = result.importance.filter((pl.col("run_id") == base["run_id"])
+                                     & (pl.col("shap_rank") > low["baseline_rank"].max()))
+    assert below.height and (below["shap_share"] == 0).any()
+    for row in below.iter_rows(named=True):
+        assert row["shap_share"] == 0 or row["gain_share"] == 0 or \
+            coverage_of(small.test, row["feature"]) < MIN_CONTRAST_COVERAGE, row
+    scores = predict_scores(train_ranker(small.train, small.valid, features=small.features, params=TRAINING.params,
+                                         num_boost_round=TRAINING.num_boost_round,
+                                         early_stopping_rounds=TRAINING.early_stopping_rounds), small.test)
+    per_query = small.test.select("qid", pl.Series("score", scores)).group_by("qid", "score").len()
+    assert base["scored_rows"] == small.test.height
+    assert base["tied_rows"] == per_query.filter(pl.col("len") > 1)["len"].sum() > 0
+    assert min(base["ndcg8"], base["ndcg8_ties_forward"]) <= base["ndcg8_ties_average"] \
+        <= max(base["ndcg8"], base["ndcg8_ties_forward"])
 
 
 def test_the_command_stores_every_run_in_batches_and_a_rerun_adds_nothing(tmp_path, capsys, monkeypatch):
