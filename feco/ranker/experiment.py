@@ -1,14 +1,15 @@
 """The FeCo paper's coverage-drop experiment on a public LTR fold.
 
 Baseline: train on the fold, score the test set, rank features by mean |SHAP|. Then, for the
-top-k features and (as a contrast) low-importance ones, reduce the feature's coverage by each
+top-k features and (as a contrast) the least important ones the baseline uses, reduce the feature's coverage by each
 share r, over several seeds, in two modes: ``test`` (the test set only, model fixed) and
 ``retrain`` (train, validation and test sets, model retrained with the same parameters and the
 cell's seed). Each seed also gets a control: the model retrained on unperturbed data. Each
 cell records measured coverage, NDCG@4/8 under feco's and LightGBM's conventions, the change
 from its reference (the baseline in test mode, the same-seed control in retrain mode) and
 per-query NDCG; the baseline and the top feature's cells at the smallest share also every
-feature's SHAP and gain importance (no table reads the others').
+feature's SHAP and gain importance (no table reads the others'). Every run also counts the test
+rows that tie on score and its NDCG@8 under two other tie rules (:func:`tie_counts`).
 The statistics over the stored grid are in :mod:`feco.ranker.claims`.
 """
 
