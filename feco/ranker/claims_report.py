@@ -140,7 +140,8 @@ def fold_beside_pooled(report: ClaimsReport, *, features: str = "top1") -> pl.Da
         return table.filter(pl.col("features") == features).select(
             *CONFIGURATION, fold.alias("fold"),
             pl.format("r={}%", (pl.col("reduction") * 100).round(0).cast(pl.Int64)).alias("share"),
-            pl.format("{} ({})", _fixed("d_ndcg8"), _fixed(p_column)).alias("cell"))
+            pl.format("{} ({})", pl.col("d_ndcg8").map_elements(lambda v: f"{v:.4f}", return_dtype=pl.String),
+                      pl.col(p_column).map_elements(p_text, return_dtype=pl.String)).alias("cell"))
     cells = pl.concat([shown(report.per_fold, "p_bh", pl.col("fold").cast(pl.String)),
                        shown(report.pooled, "p_holm", pl.lit("all"))])
     index = [*CONFIGURATION, "fold"]
@@ -151,9 +152,21 @@ def fold_beside_pooled(report: ClaimsReport, *, features: str = "top1") -> pl.Da
             .sort(*CONFIGURATION, pl.col("fold") == "all", "fold"))
 
 
-def _fixed(column: str, decimals: int = 4) -> pl.Expr:
-    """A float column as text with a fixed number of decimals (polars prints -0.02 for -0.0200)."""
-    return pl.col(column).map_elements(lambda v: f"{v:.{decimals}f}", return_dtype=pl.String)
+def p_text(p: float) -> str:
+    """A p-value as printed: four decimals, or two significant digits below 0.0001 (a
+    permutation p can be 1/20001; four decimals would print it as 0).
+
+    Examples
+    --------
+    >>> p_text(0.0123), p_text(1 / 20001)
+    ('0.0123', '5.0e-05')
+    """
+    return f"{p:.1e}" if p < 0.0001 else f"{p:.4f}"
+
+
+def _p_columns_as_text(table: pl.DataFrame) -> pl.DataFrame:
+    columns = [c for c in table.columns if c == "p" or c.endswith(("_p", "_holm", "_bh"))]
+    return table.with_columns(pl.col(c).map_elements(p_text, return_dtype=pl.String) for c in columns)
 
 
 def importance_with_and_without(report: ClaimsReport) -> pl.DataFrame:
@@ -201,4 +214,4 @@ def render(report: ClaimsReport) -> str:
               "convention; tied scores: the later row of the test file first.")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
                    tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
-        return "\n\n".join([header, *(f"{title}\n{table}" for title, table in sections)]) + "\n"
+        return "\n\n".join([header, *(f"{title}\n{_p_columns_as_text(table)}" for title, table in sections)]) + "\n"
