@@ -18,9 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drop = kinds.add_parser(
         "coverage-drop", help="reduce top features' coverage and measure NDCG@4/8 and importance",
         description="Train LightGBM lambdarank on a fold, then reduce the coverage of the top-k "
-                    "features (by mean |SHAP|) and of low-importance contrasts (the least important features the model uses) by each share, in the "
-                    "test set only (model fixed) and in train+test (retrained, against a control "
-                    "retrained on unperturbed data with the same seed). Each finished cell is stored "
+                    "features (by mean |SHAP|) and of low-importance contrasts (the least important "
+                    "features the model uses) by each share, in the test set only (model fixed) and "
+                    "in train+test (retrained, against a control retrained on unperturbed data with "
+                    "the same seed). Each finished cell is stored "
                     "at once; a rerun skips the stored cells. Default grid: top 3 + 1 low, shares "
                     "5/25/100 percent, 2 seeds, fold 1, the config's LightGBM settings.",
     )
@@ -34,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="the full grid: top 5 + 3 low, shares 5/10/25/50/100 percent, 3 seeds")
     drop.add_argument("--seeds", type=int, help="number of seeds (overrides the grid's)")
     drop.add_argument("--top", type=int, help="top features by SHAP (overrides the grid's)")
-    drop.add_argument("--low", type=int, help="low-importance contrasts, among the features the baseline uses (overrides the grid's)")
+    drop.add_argument("--low", type=int,
+                      help="low-importance contrasts, among the features the baseline uses (overrides the grid's)")
     drop.add_argument("--threads", type=int, default=1, help="LightGBM threads (default 1)")
     drop.add_argument("--warehouse", metavar="PATH", help="warehouse file (default: the config's)")
     drop.add_argument("--no-store", action="store_true", help="print only; write nothing")

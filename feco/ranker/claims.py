@@ -85,7 +85,7 @@ def feature_group(role: pl.Expr, rank: pl.Expr, shap_share: pl.Expr) -> pl.Expr:
             .when(shap_share > 0).then(pl.lit("low")).otherwise(pl.lit("unused")))
 
 
-def sensitivity_tables(query_deltas: pl.DataFrame, *, resamples: int = 20_000,
+def sensitivity_tables(query_deltas: pl.DataFrame, *, resamples: int = 2_000,
                        seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Mean NDCG@4/8 change per dataset, setting, mode, feature group and share, pooled over
     folds and per fold, each with a 95% bootstrap interval over queries, its p-value and the
@@ -129,26 +129,19 @@ def _effect(per_query: pl.DataFrame, means: np.ndarray) -> dict:
 
 
 def bootstrap_means(values: np.ndarray, *, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` resamples (with replacement) of ``values``."""
+    """Means of ``resamples`` resamples (with replacement) of ``values``.
+
+    Examples
+    --------
+    >>> means = bootstrap_means(np.array([0.0, 0.1, 0.2, 0.3]), resamples=2_000, rng=np.random.default_rng(0))
+    >>> low, high = np.percentile(means, [2.5, 97.5])
+    >>> 0.0 <= low < 0.15 < high <= 0.3
+    True
+    """
     values = np.asarray(values, dtype=np.float64)
     sizes = [min(BOOTSTRAP_CHUNK, resamples - start) for start in range(0, resamples, BOOTSTRAP_CHUNK)]
     return np.concatenate([values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
                            for size in sizes])
-
-
-def bootstrap_interval(values: np.ndarray, *, resamples: int = 2_000, level: float = 0.95,
-                       rng: np.random.Generator | None = None) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values``.
-
-    Examples
-    --------
-    >>> low, high = bootstrap_interval(np.array([0.0, 0.1, 0.2, 0.3]), rng=np.random.default_rng(0))
-    >>> 0.0 <= low < 0.15 < high <= 0.3
-    True
-    """
-    means = bootstrap_means(values, resamples=resamples, rng=rng or np.random.default_rng(0))
-    tail = (1 - level) / 2 * 100
-    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
 
 def bootstrap_p(means: np.ndarray) -> float:
@@ -203,7 +196,7 @@ def _adjusted(p_values: np.ndarray, rule) -> np.ndarray:
     return out
 
 
-def within_feature_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 20_000,
+def within_feature_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 2_000,
                                 seed: int = 0) -> pl.DataFrame:
     """Pearson and Spearman of coverage against NDCG@8 change inside each (experiment,
     feature), averaged over features per ``by`` group, with permutation p-values.
@@ -234,7 +227,7 @@ def within_feature_correlations(cells: pl.DataFrame, *, by: list[str], permutati
     return pl.DataFrame(rows)
 
 
-def importance_loss_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 20_000,
+def importance_loss_correlations(cells: pl.DataFrame, *, by: list[str], permutations: int = 2_000,
                                  seed: int = 0, contrasts: bool = True) -> pl.DataFrame:
     """Spearman of a feature's baseline SHAP share against the NDCG@8 it loses at one share,
     per ``by`` group and share; one point per (fold, feature), seeds averaged; permutation p.

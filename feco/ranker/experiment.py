@@ -1,15 +1,16 @@
 """The FeCo paper's coverage-drop experiment on a public LTR fold.
 
 Baseline: train on the fold, score the test set, rank features by mean |SHAP|. Then, for the
-top-k features and (as a contrast) the least important ones the baseline uses, reduce the feature's coverage by each
-share r, over several seeds, in two modes: ``test`` (the test set only, model fixed) and
-``retrain`` (train, validation and test sets, model retrained with the same parameters and the
-cell's seed). Each seed also gets a control: the model retrained on unperturbed data. Each
-cell records measured coverage, NDCG@4/8 under feco's and LightGBM's conventions, the change
-from its reference (the baseline in test mode, the same-seed control in retrain mode) and
-per-query NDCG; the baseline and the top feature's cells at the smallest share also every
-feature's SHAP and gain importance (no table reads the others'). Every run also counts the test
-rows that tie on score and its NDCG@8 under two other tie rules (:func:`tie_counts`).
+top-k features and (as a contrast) the least important ones the baseline uses, reduce the
+feature's coverage by each share r, over several seeds, in two modes: ``test`` (the test set
+only, model fixed) and ``retrain`` (train, validation and test sets, model retrained with the
+same parameters and the cell's seed). Each seed also gets a control: the model retrained on
+unperturbed data. Each cell records measured coverage, NDCG@4/8 under feco's and LightGBM's
+conventions, the change from its reference (the baseline in test mode, the same-seed control
+in retrain mode) and per-query NDCG; the baseline and the top feature's cells at the smallest
+share also every feature's SHAP and gain importance (no table reads the others'). Every run
+also counts the test rows that tie on score and its NDCG@8 under two other tie rules
+(:func:`tie_counts`).
 The statistics over the stored grid are in :mod:`feco.ranker.claims`.
 """
 
@@ -195,12 +196,13 @@ def _evaluated(model: TrainedRanker, test: pl.DataFrame, grid: Grid, *, run_id: 
            else pl.DataFrame(schema=IMPORTANCE_SCHEMA))
     shap_seconds = time.perf_counter() - started if explain else None
     evaluations = score_ndcg(test, scores)
-    row = {**tie_counts(test, scores), "kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
+    row = {"kind": kind, "dataset": split.dataset, "fold": split.fold, "experiment_id": experiment_id,
            "run_id": run_id, "params": json.dumps(dict(params), sort_keys=True) if params else None,
            "best_iteration": model.best_iteration,
            "train_seconds": model.seconds if kind != "coverage_drop:test" else None,
            "predict_seconds": predict_seconds, "shap_seconds": shap_seconds,
-           "shap_rows": min(grid.shap_sample_rows, test.height) if explain else None, **ndcg_summary(evaluations)}
+           "shap_rows": min(grid.shap_sample_rows, test.height) if explain else None, **ndcg_summary(evaluations),
+           **tie_counts(test, scores)}
     return RunRecord(row, imp.with_columns(pl.lit(run_id).alias("run_id")),
                      _query_ndcg(evaluations["feco"].per_query, run_id))
 

@@ -6,7 +6,6 @@ import pytest
 
 from feco.ranker.claims import (
     benjamini_hochberg,
-    bootstrap_interval,
     bootstrap_means,
     bootstrap_p,
     distinct_cells,
@@ -70,11 +69,13 @@ def test_importance_against_loss_ranks_features():
     assert (table["spearman"] > 0.8).all()
 
 
-def test_bootstrap_interval_brackets_the_mean_and_collapses_for_a_constant():
+def test_bootstrap_means_bracket_the_mean_and_collapse_for_a_constant():
     values = np.random.default_rng(1).normal(-0.02, 0.1, size=400)
-    low, high = bootstrap_interval(values, rng=np.random.default_rng(0))
+    low, high = np.percentile(bootstrap_means(values, resamples=2_000, rng=np.random.default_rng(0)), [2.5, 97.5])
     assert low < values.mean() < high and high - low == pytest.approx(2 * 1.96 * 0.1 / 20, rel=0.2)
-    assert bootstrap_interval(np.full(50, 0.3)) == pytest.approx((0.3, 0.3))
+    assert bootstrap_means(np.full(50, 0.3), resamples=100, rng=np.random.default_rng(0)) == pytest.approx(0.3)
+    # Drawn in chunks: the count asked for, whatever the chunk size.
+    assert len(bootstrap_means(values, resamples=4_500, rng=np.random.default_rng(0))) == 4_500
 
 
 def test_sensitivity_tables_pool_folds_and_average_seeds_per_query():
