@@ -135,7 +135,7 @@ def bootstrap_means(values: np.ndarray, *, resamples: int, rng: np.random.Genera
     --------
     >>> means = bootstrap_means(np.array([0.0, 0.1, 0.2, 0.3]), resamples=2_000, rng=np.random.default_rng(0))
     >>> low, high = np.percentile(means, [2.5, 97.5])
-    >>> 0.0 <= low < 0.15 < high <= 0.3
+    >>> bool(0.0 <= low < 0.15 < high <= 0.3)
     True
     """
     values = np.asarray(values, dtype=np.float64)
