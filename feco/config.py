@@ -7,6 +7,7 @@ config works from any working directory.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import tomllib
@@ -66,6 +67,10 @@ class LogSchema(_Model):
     query: str = "query"
     product_first_seen: str = "product_first_seen"
     label: str = "label"
+    # Upstream sources: features that come from one place and fail together, by name or by a
+    # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
+    # the same day in the same segment are one incident. A feature in no source is its own.
+    sources: dict[str, list[str]] = Field(default_factory=dict)
 
     @field_validator("features")
     @classmethod
@@ -76,6 +81,24 @@ class LogSchema(_Model):
         for feature in features:
             _check_column_name(feature)
         return features
+
+    @model_validator(mode="after")
+    def _sources_name_features(self) -> LogSchema:
+        owner: dict[str, str] = {}
+        for source, patterns in self.sources.items():
+            for pattern in patterns:
+                matched = [f for f in self.features if fnmatch.fnmatchcase(f, pattern)]
+                if not matched:
+                    raise ValueError(f"sources.{source}: {pattern!r} matches no feature in logs.features")
+                for feature in matched:
+                    if owner.setdefault(feature, source) != source:
+                        raise ValueError(f"feature {feature!r} is in two sources: {owner[feature]} and {source}")
+        return self
+
+    def source_features(self) -> dict[str, list[str]]:
+        """Each source's features, in the order of ``features``."""
+        return {source: [f for f in self.features if any(fnmatch.fnmatchcase(f, p) for p in patterns)]
+                for source, patterns in self.sources.items()}
 
     @field_validator("timestamp", "event_id", "product_group", "region", "query", "product_first_seen", "label")
     @classmethod
@@ -237,21 +260,20 @@ class Segments(_Model):
 
 
 class DropSettings(_Model):
-    """Coverage below the mean of the previous days by a share, an amount, k standard errors of
-    the day's value and k_days standard deviations of the previous days' values."""
+    """Coverage below what the previous days predict by a share, an amount, k standard errors
+    of the day's value (the spread of its windows) and the false-page budget's critical value
+    of the previous days' spread (docs/alerts.md)."""
 
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
-    k_days: Annotated[float, Field(ge=0)] = 3.25
     # A segment (not all traffic) is judged against the rest of traffic (its usual ratio to
-    # it), which a day-to-day swing common to all traffic does not move: k_rest sd of that
-    # ratio. The swing itself is judged once, in all traffic (k_days). 0: segments are judged
-    # on their own days like all traffic.
-    k_rest: Annotated[float, Field(ge=0)] = 4.0
+    # it), which a day-to-day swing common to all traffic does not move; the swing itself is
+    # judged once, in all traffic. false: segments are judged on their own days.
+    against_rest: bool = True
     baseline_days: Annotated[int, Field(ge=1)] = 7
-    # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
-    # weekly pattern, and one bad day among them does not mask the days after it.
+    # Days whose daily values give the day-to-day spread: four weeks hold the weekly pattern,
+    # and one bad day among them does not mask the days after it.
     spread_days: Annotated[int, Field(ge=2)] = 28
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
@@ -259,13 +281,14 @@ class DropSettings(_Model):
 
 class DecaySettings(_Model):
     """The moving average has fallen below a frozen reference period's coverage by a share, an
-    amount and k standard errors of the difference of the two averages (from the reference
-    days' spread)."""
+    amount and the false-page budget's critical value of the difference's spread: the days'
+    noise and how much the series' weekly level wanders (docs/alerts.md)."""
 
     relative: Annotated[float, Field(gt=0, lt=1)] = 0.09
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
-    k: Annotated[float, Field(ge=0)] = 2.5
     reference: ReferencePeriod | None = None
+    # The weekly level's usual movement is measured over whole weeks at most this many days back.
+    wander_days: Annotated[int, Field(ge=21)] = 84
 
 
 class MissingSettings(_Model):
@@ -323,6 +346,9 @@ class Readiness(_Model):
 
 
 class Alerts(_Model):
+    # Pages a week about nothing wrong (an incident's opening and its resolution are two) the
+    # team accepts for the whole warehouse: it sets every coverage rule's critical value.
+    false_pages_per_week: Annotated[float, Field(gt=0)] = 0.5
     warmup_days: Annotated[int, Field(ge=0)] = 7
     min_rows: Annotated[int, Field(ge=0)] = 500
     volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5

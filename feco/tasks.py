@@ -206,7 +206,8 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
         incidents = track_incidents(alerts, carried,
                                     named_query(conn, "day_coverage", {"ds": ds}),
                                     ds=ds, settings=config.alerts.incidents,
-                                    history_days=named_query(conn, "history_days", {"ds": ds}).item())
+                                    history_days=named_query(conn, "history_days", {"ds": ds}).item(),
+                                    sources=config.logs.source_features())
         publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,

@@ -26,6 +26,7 @@ FIRED_SCHEMA = {
     "std_error": pl.Float64,
     "n_rows": pl.Int64,
     "against": pl.String,  # what the baseline is, when not the rule's usual one (for the detail)
+    "severity_drop": pl.Float64,  # the drop the tier is set by, when not drop_rel (a decay's reached loss)
 }
 
 
