@@ -217,13 +217,15 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
 
 @exclusive
 def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
-           echo=print) -> dict:
+           echo=print, backfill_from: date | None = None) -> dict:
     """Deliver the incident messages not delivered yet (this day's and pending ones from days
-    before: one digest when there are many)."""
+    before: one digest when there are many). After a backfill from ``backfill_from`` to ``ds``:
+    one digest for the backfill, and a message apart for each incident still live on ``ds``."""
     from feco.alerts.notify import notify_alerts
 
     with open_configured(config) as conn:
-        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
+        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo,
+                             backfill_from=backfill_from)
 
 
 @exclusive

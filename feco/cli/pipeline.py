@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     backfill.add_argument("--end", required=True, type=date_argument, help="last day, YYYY-MM-DD")
     backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
     backfill.add_argument("--notify", action="store_true",
-                          help="deliver each day's alerts too (default: detect and store only)")
+                          help="at the end, deliver the backfill's incident messages: one digest, and a "
+                               "message apart for each incident still live on the last day "
+                               "(default: detect and store only)")
     config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
@@ -164,12 +166,12 @@ def _backfill(args: argparse.Namespace) -> int:
         raise UsageError(f"--end {args.end} is before --start {args.start}")
     config = tasks.as_config(args.config)
     days = [args.start + timedelta(days=i) for i in range((args.end - args.start).days + 1)]
-    failed = []
+    failed, done = [], []
     for number, ds in enumerate(days, start=1):
         started = time.monotonic()
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
-            result = tasks.run_day(ds, config, deliver=args.notify)
+            result = tasks.run_day(ds, config, deliver=False)
         except UsageError:
             raise  # a bad config or option fails every day alike
         except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
@@ -179,9 +181,12 @@ def _backfill(args: argparse.Namespace) -> int:
             if args.fail_fast:
                 break
             continue
+        done.append(ds)
         print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows, "
               f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)",
               file=sys.stderr, flush=True)
+    if args.notify and done:  # one digest for the backfill, not one delivery a day
+        tasks.notify(done[-1], config, backfill_from=days[0])
     if failed:
         raise DataError(f"{len(failed)} of {len(days)} days failed: "
                         + ", ".join(d.isoformat() for d in failed))
