@@ -272,9 +272,10 @@ class DropSettings(_Model):
     # judged once, in all traffic. false: segments are judged on their own days.
     against_rest: bool = True
     baseline_days: Annotated[int, Field(ge=1)] = 7
-    # Days whose daily values give the day-to-day spread: four weeks hold the weekly pattern,
-    # and one bad day among them does not mask the days after it.
-    spread_days: Annotated[int, Field(ge=2)] = 28
+    # Days whose daily values give the day-to-day spread: eight weeks hold the weekly pattern
+    # twice over, one bad day among them does not mask the days after it, and a spread learnt
+    # from more days is surer (a smaller critical value on more degrees of freedom).
+    spread_days: Annotated[int, Field(ge=2)] = 56
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
 
