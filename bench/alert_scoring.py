@@ -4,8 +4,8 @@ Read from the warehouse's ``incidents`` table: a page is a row whose ``event`` i
 ``escalated`` or ``resolved``. An incident of feco *matches* an injected one when one of its
 features (``features`` when the table has that column, else ``[feature]``) is among the
 injected incident's, the two segments hold one another (``all`` holds everything, ``region=DE``
-holds the cross ``DE x head``), and it opened during the injected incident or up to 7 days
-after it. Over the scored days (from ``page_after_days`` on):
+holds the cross ``DE x head``), and it opened (paged first; an incident tracked quietly before
+opens on its first page) during the injected incident or up to 7 days after it. Over the scored days (from ``page_after_days`` on):
 
 - false opens, escalations and resolves a week: pages of incidents that match nothing
   injected, per 7 scored days; false pages are their sum;
@@ -121,7 +121,12 @@ def _matches(incidents: pl.DataFrame, truth: list[dict]) -> dict[str, list[int]]
     """Each feco incident id with the injected incidents it matches on any of its days (its
     features and root segment may change as it grows); only ids that match one."""
     matches: dict[str, set[int]] = {}
-    states = incidents.select("incident_id", "features", "segment_dim", "segment_value", "opened_ds").unique()
+    # An incident tracked quietly before it pages opens, for the person paged, on its first page.
+    first_page = (incidents.filter(pl.col("event").is_in(PAGES)).group_by("incident_id")
+                  .agg(pl.col("ds").min().alias("paged_ds")))
+    states = (incidents.join(first_page, on="incident_id", how="left")
+              .select("incident_id", "features", "segment_dim", "segment_value",
+                      pl.coalesce("paged_ds", "opened_ds").alias("opened_ds")).unique())
     for row in states.iter_rows(named=True):
         found = {i for i, t in enumerate(truth) if _matching(row, t)}
         if found:
