@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from alert_scoring import load_incidents, load_row_shares, score_run  # noqa: E402
-from alert_worlds import FAMILIES, Scenario, scenario  # noqa: E402
+from alert_scoring import load_incidents, load_row_shares, score_run
+from alert_worlds import FAMILIES, Scenario, scenario
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out" / "alerts_quality"
@@ -149,9 +149,10 @@ def score(case: Scenario, config, events_per_day: int) -> dict:
 
 def commit() -> str:
     """The code the run measured: HEAD, marked when the working tree has changes."""
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], check=False,
+                          capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True)
+                           check=False, capture_output=True, text=True)
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 

@@ -13,8 +13,8 @@ from feco.ranker.datasets import default_root
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from alert_scoring import holds, score_run  # noqa: E402
-from alert_worlds import CLEAN_DAYS, FAMILIES, scenario  # noqa: E402
+from alert_scoring import holds, score_run
+from alert_worlds import CLEAN_DAYS, FAMILIES, scenario
 
 HAVE_LTR = (default_root() / "mq2008" / "S1.txt").exists()
 GENERATED = [f for f in FAMILIES if f != "ltr" or HAVE_LTR]
