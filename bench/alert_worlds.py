@@ -13,6 +13,7 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | churn | 15–30% of impressions on new products arriving in batches every 7–30 days, ageing out fast, each batch with its own coverage | more in product_age |
 | sizes | product groups and regions from ~1% to ~50% of traffic | — |
 | outage | the default | 2–3 source outages of 3–8 features of one family, decays in small segments |
+| ltr | MQ2008's real feature values (feco.generator.ltr_world), Zipf over its 784 queries, a catalogue renewed every 45–120 days | sources are the index fields and the link graph |
 
 The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
 included), other steps (10–19%, or in segments under 5%), decays (30–80% reached over 7–21
@@ -122,8 +123,17 @@ def outage(seed: int) -> Scenario:
     return _scheduled("outage", seed, World(), mix)
 
 
+def ltr(seed: int) -> Scenario:
+    from feco.generator.ltr_world import LtrWorld
+
+    rng = _rng("ltr", seed)
+    world = LtrWorld(zipf_exponent=round(rng.uniform(0.6, 1.1), 3), query_drift=round(rng.uniform(0.1, 0.4), 3),
+                     renewing_share=round(rng.uniform(0.3, 0.7), 3), renewal_days=int(rng.integers(45, 121)))
+    return _scheduled("ltr", seed, world, Mix())
+
+
 FAMILIES: dict[str, Callable[[int], Scenario]] = {
-    "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage,
+    "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage, "ltr": ltr,
 }  # fmt: skip
 
 
