@@ -148,11 +148,11 @@ def score(case: Scenario, config, events_per_day: int) -> dict:
 
 
 def commit() -> str:
-    """The code the run measured: HEAD, marked when the working tree has changes."""
+    """The code the run measured: HEAD, marked when the code (not the docs) has changes."""
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], check=False,
                           capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           check=False, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--",
+                            "feco", "sql", "configs", "bench"], check=False, capture_output=True, text=True)
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
