@@ -53,10 +53,12 @@ from feco.generator.day import check_volume, corrupt
 from feco.generator.incidents import Incident, check_incidents, incident_mask
 from feco.generator.schema import (
     GROUP_WEIGHTS,
+    LABEL_FIELD,
     NEW_PRODUCT_DAYS,
     PRODUCT_GROUPS,
     REGION_WEIGHTS,
     REGIONS,
+    ROW_FIELDS,
 )
 from feco.generator.traffic import choose, event_times
 from feco.generator.world import World
@@ -263,18 +265,7 @@ def segment_shares(world: LtrWorld, seed: int, *, root: Path | None = None) -> d
 
 def ltr_schema(world: LtrWorld) -> pa.Schema:
     """The columns of the LTR world's logs: the generator's, without ``logged_in``."""
-    return pa.schema([
-        pa.field("event_ts", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("event_id", pa.int64(), nullable=False),
-        pa.field("position", pa.int16(), nullable=False),
-        pa.field("product_id", pa.int64(), nullable=False),
-        pa.field("product_group", pa.string(), nullable=False),
-        pa.field("region", pa.string(), nullable=False),
-        pa.field("query", pa.string(), nullable=False),
-        pa.field("product_first_seen", pa.date32(), nullable=False),
-        pa.field("label", pa.int8(), nullable=False),
-        *(pa.field(name, pa.float32()) for name in world.features),
-    ])  # fmt: skip
+    return pa.schema([*ROW_FIELDS, LABEL_FIELD, *(pa.field(name, pa.float32()) for name in world.features)])
 
 
 @functools.lru_cache(maxsize=4)
