@@ -29,6 +29,11 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from feco.generator import FEATURE_FAMILIES, World, parse_incident
+from feco.generator.ltr_world import LtrWorld
+from feco.generator.ltr_world import segment_shares as ltr_segment_shares
+from feco.generator.schema import PRODUCT_GROUPS, REGIONS
+
 START = date(2026, 1, 5)  # a Monday
 DAYS = 56
 CLEAN_DAYS = 14
@@ -43,7 +48,7 @@ class Scenario:
 
     family: str
     seed: int
-    world: object  # feco.generator.World or feco.generator.ltr_world.LtrWorld
+    world: World | LtrWorld
     specs: list[str] = field(default_factory=list)
     start: date = START
     days: int = DAYS
@@ -51,12 +56,10 @@ class Scenario:
 
     @property
     def is_ltr(self) -> bool:
-        return type(self.world).__name__ == "LtrWorld"
+        return isinstance(self.world, LtrWorld)
 
     @property
     def sources(self) -> dict[str, tuple[str, ...]]:
-        from feco.generator import FEATURE_FAMILIES
-
         return self.world.sources if self.is_ltr else FEATURE_FAMILIES
 
     @property
@@ -68,8 +71,6 @@ class Scenario:
         return self.start + timedelta(days=NEW_REGION_LAUNCH)
 
     def incidents(self) -> list:
-        from feco.generator import parse_incident
-
         return [parse_incident(spec, families=self.sources) for spec in self.specs]
 
 
@@ -87,21 +88,15 @@ class Mix:
 
 
 def base(seed: int) -> Scenario:
-    from feco.generator import World
-
     return _scheduled("base", seed, World(), Mix())
 
 
 def zipf(seed: int) -> Scenario:
-    from feco.generator import World
-
     rng = _rng("zipf", seed)
     return _scheduled("zipf", seed, World(zipf_exponent=round(rng.uniform(0.6, 1.1), 3)), Mix())
 
 
 def churn(seed: int) -> Scenario:
-    from feco.generator import World
-
     rng = _rng("churn", seed)
     world = World(new_share=round(rng.uniform(0.15, 0.3), 3), lifetime_days=round(rng.uniform(60, 240), 1),
                   launch_every_days=int(rng.choice([7, 10, 14, 30])), cohort_spread=round(rng.uniform(0.15, 0.4), 3))
@@ -109,23 +104,17 @@ def churn(seed: int) -> Scenario:
 
 
 def sizes(seed: int) -> Scenario:
-    from feco.generator import World
-
     rng = _rng("sizes", seed)
     world = World(group_weights=_spread_weights(rng, 10), region_weights=_spread_weights(rng, 6))
     return _scheduled("sizes", seed, world, Mix())
 
 
 def outage(seed: int) -> Scenario:
-    from feco.generator import World
-
     mix = Mix(target_steps=(1, 2), other_steps=(1, 1), decays=(0, 1), small_decays=(1, 2), outages=(2, 3))
     return _scheduled("outage", seed, World(), mix)
 
 
 def ltr(seed: int) -> Scenario:
-    from feco.generator.ltr_world import LtrWorld
-
     rng = _rng("ltr", seed)
     world = LtrWorld(zipf_exponent=round(rng.uniform(0.6, 1.1), 3), query_drift=round(rng.uniform(0.1, 0.4), 3),
                      renewing_share=round(rng.uniform(0.3, 0.7), 3), renewal_days=int(rng.integers(45, 121)))
@@ -147,11 +136,7 @@ def segment_shares(scenario: Scenario) -> dict[tuple[str, str], float]:
     """Each segment's expected share of the rows in the scenario's world (BR, launched during
     the run, is left out)."""
     if scenario.is_ltr:
-        from feco.generator.ltr_world import segment_shares as ltr_shares
-
-        return ltr_shares(scenario.world, scenario.seed)
-    from feco.generator.schema import PRODUCT_GROUPS, REGIONS
-
+        return ltr_segment_shares(scenario.world, scenario.seed)
     world = scenario.world
     return {
         **{("product_group", g): w for g, w in zip(PRODUCT_GROUPS, world.group_weights)},

@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from alert_scoring import load_incidents, load_row_shares, score_run
 from alert_worlds import FAMILIES, Scenario, scenario
 
+from feco.generator import generate_logs
+from feco.generator.ltr_world import generate_ltr_logs
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out" / "alerts_quality"
 EVENTS_PER_WINDOW = 1_000
@@ -109,14 +112,8 @@ def generate_and_run(case: Scenario, config, events_per_day: int, *, drop_logs: 
 
     options = {"start": case.start, "days": case.days, "events_per_day": events_per_day, "seed": case.seed,
                "incidents": case.incidents(), "new_region_launch": case.new_region_launch, "progress": run_day}
-    if case.is_ltr:
-        from feco.generator.ltr_world import generate_ltr_logs
-
-        generate_ltr_logs(config.paths.logs, world=case.world, **options)
-    else:
-        from feco.generator import generate_logs
-
-        generate_logs(config.paths.logs, world=case.world, **options)
+    generate = generate_ltr_logs if case.is_ltr else generate_logs
+    generate(config.paths.logs, world=case.world, **options)
     total = time.perf_counter() - started
     print()
     return {"generate_s": round(total - spent["pipeline_s"], 1), "pipeline_s": round(spent["pipeline_s"], 1),
