@@ -5,7 +5,8 @@ Read from the warehouse's ``incidents`` table: a page is a row whose ``event`` i
 features (``features`` when the table has that column, else ``[feature]``) is among the
 injected incident's, the two segments hold one another (``all`` holds everything, ``region=DE``
 holds the cross ``DE x head``), and it opened (paged first; an incident tracked quietly before
-opens on its first page) during the injected incident or up to 7 days after it. Over the scored days (from ``page_after_days`` on):
+opens on its first page) during the injected incident or up to 7 days after it. Over the
+scored days (from ``page_after_days`` on):
 
 - false opens, escalations and resolves a week: pages of incidents that match nothing
   injected, per 7 scored days; false pages are their sum;
@@ -25,6 +26,9 @@ import statistics
 from datetime import date, timedelta
 
 import polars as pl
+
+from feco.alerts.severity import SEVERITY_NAME, TIERS
+from feco.warehouse import fetch
 
 PAGES = ("opened", "escalated")
 MATCH_AFTER_DAYS = 7
@@ -49,8 +53,6 @@ def holds(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
 
 def load_incidents(conn) -> pl.DataFrame:
     """Every incident row with its features as a list (``[feature]`` before the column)."""
-    from feco.warehouse import fetch
-
     columns = set(fetch(conn, "DESCRIBE incidents")["column_name"])
     features = "features" if "features" in columns else "CASE WHEN feature IS NULL THEN [] ELSE [feature] END"
     return fetch(conn, f"SELECT ds, incident_id, {features} AS features, segment_dim, segment_value, opened_ds, "
@@ -59,8 +61,6 @@ def load_incidents(conn) -> pl.DataFrame:
 
 def load_row_shares(conn) -> pl.DataFrame:
     """Each segment's share of the day's sampled rows."""
-    from feco.warehouse import fetch
-
     return fetch(conn, "WITH rows AS (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily "
                        "GROUP BY ALL) SELECT r.ds, r.segment_dim, r.segment_value, r.n_rows / a.n_rows AS share "
                        "FROM rows r JOIN rows a ON a.ds = r.ds AND a.segment_dim = 'all'")
@@ -151,8 +151,6 @@ def _place(truth: dict) -> tuple[str, str]:
 
 def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, list[int]],
            shares: pl.DataFrame) -> dict:
-    from feco.alerts.severity import SEVERITY_NAME
-
     start = date.fromisoformat(truth["start"])
     end = start + timedelta(days=truth["days"] - 1)
     mine = incidents.filter(pl.col("incident_id").is_in([k for k, v in matches.items() if index in v]))
@@ -203,8 +201,6 @@ def _traffic_share(shares: pl.DataFrame, place: tuple[str, str], onset: date) ->
 
 def _fitting_tiers(share: float) -> list[str]:
     """The tier of the injected size, then for a size on a tier's edge the one below it."""
-    from feco.alerts.severity import TIERS
-
     tier = next((name for bound, name in TIERS if share >= bound), "low")
     below = next((name for bound, name in TIERS if share * 0.999 >= bound), "low")
     return [tier] if below == tier else [tier, below]
