@@ -56,7 +56,7 @@ def detect_alerts(
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
                           reference=settings.decay.reference or config.coverage.reference,
-                          band_days=config.segments.band_days)
+                          band_days=config.segments.band_days, sources=config.logs.source_features())
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
     collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
@@ -95,10 +95,11 @@ def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: i
 
 
 def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, moving_average_days: int = 7,
-                 reference: ReferencePeriod | None = None, band_days: int = 1) -> pl.DataFrame:
+                 reference: ReferencePeriod | None = None, band_days: int = 1,
+                 sources: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
     (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
-    ``band_days`` days of samples), with how much its weekly level wanders
+    ``band_days`` days of samples), its upstream source (``sources``), how much its weekly level wanders
     (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
     compare siblings, and the day's per-series false-alarm rate ``alpha`` under the false-page
     budget (``feco.alerts.budget``).
@@ -125,7 +126,9 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         "ds": ds, "ref_start": reference.start if reference else ds, "wander_days": alerts.decay.wander_days,
         "min_rows": alerts.min_rows, "bands_from": bands_from,
     }).rename({"weeks": "wander_weeks"})
+    source_of = {feature: name for name, features in (sources or {}).items() for feature in features}
     inputs = inputs.join(wander, on=["feature", "segment_dim", "segment_value"], how="left").with_columns(
+        pl.col("feature").replace_strict(source_of, default=None, return_dtype=pl.String).alias("source"),
         ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
         ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
     )
@@ -134,10 +137,11 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
 
 
 def _judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:
-    """The (rule, feature, segment) series that could page today: a drop series for every
-    feature and pageable segment judged on history, a decay series where it has a reference."""
-    judged = judged_on_history(inputs, settings).filter(_pageable(settings.incidents))
-    return judged.height + judged.filter(pl.col("reference").is_not_null()).height
+    """The (rule, feature, segment) series that could page today: a drop and a missing-values
+    series for every feature and pageable segment with enough rows, a decay series where it
+    has a reference."""
+    judged = inputs.filter((pl.col("n_rows") >= settings.min_rows) & _pageable(settings.incidents))
+    return 2 * judged.height + judged.filter(pl.col("reference").is_not_null()).height
 
 
 def _pageable(incidents: Incidents) -> pl.Expr:

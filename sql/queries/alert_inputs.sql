@@ -16,7 +16,9 @@
 --   baseline (mean daily coverage over the previous $baseline_days calendar days, plus, with
 --     $weekly, the usual deviation of ds's day of the week: its mean over the spread period
 --     minus the mean of the seven weekday means), baseline_days, baseline_missing (their mean
---     NULL/NaN share), weekday_effect (that deviation, NULL when not applied);
+--     NULL/NaN share), missing_sd, missing_df (the sd of the NULL/NaN share over the spread
+--     period's normal days, scaled as baseline_sd, and its degrees of freedom),
+--     weekday_effect (that deviation, NULL when not applied);
 --   day_sd, day_df: the sd of the daily values of the spread period's normal days, those that
 --     raised no drop alert for this feature in this segment or in all traffic (a segment that
 --     fell with all traffic raises none of its own), so an incident's first day does not
@@ -92,6 +94,8 @@ history AS (
            avg(coverage) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline,
            count(*) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_days,
            avg(missing_share) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS baseline_missing,
+           stddev_samp(missing_share) FILTER (WHERE normal) AS missing_sd,
+           count(missing_share) FILTER (WHERE normal) - 1 AS missing_df,
            stddev_samp(coverage) FILTER (WHERE normal) AS day_sd,
            count(coverage) FILTER (WHERE normal) - 1 AS day_df,
            avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days) AND normal) AS rest_ratio,
@@ -175,7 +179,8 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        window_spread.windows, window_spread.std_error, window_spread.window_coverages,
        history.baseline + coalesce(weekly.weekday_effect, 0) AS baseline,
        coalesce(history.baseline_days, 0) AS baseline_days,
-       history.baseline_missing, weekly.weekday_effect,
+       history.baseline_missing, history.missing_sd * sqrt(1 + 1 / history.baseline_days) AS missing_sd,
+       history.missing_df, weekly.weekday_effect,
        coalesce(weekly.residual_sd, history.day_sd) AS day_sd,
        coalesce(weekly.residual_df, history.day_df) AS day_df,
        coalesce(weekly.residual_sd, history.day_sd) * sqrt(1 + 1 / history.baseline_days) AS baseline_sd,

@@ -28,12 +28,13 @@ def inputs(**columns) -> pl.DataFrame:
                 "reference": 0.5, "reference_days": 7, "noise_sd": 0.0, "noise_df": MANY,
                 "wander_weeks": 4, "week_var": 0.0, "rest_reference": None, "ratio_ma7": None, "rest_ratio": None,
                 "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
-                "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD}
+                "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD,
+                "missing_sd": None, "missing_df": None, "source": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
     floats = ["rest_baseline", "rest_baseline_sd", "rest_reference", "ratio_ma7", "rest_ratio", "ratio_noise_sd",
-              "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd"]
+              "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df"]
     return pl.DataFrame(data, strict=False).with_columns(pl.col(floats).cast(pl.Float64))
 
 
@@ -186,6 +187,15 @@ def test_missing_values_rule_tracks_null_apart_from_zero():
     fired = MissingValuesRule().detect(frame, Alerts())
     assert fired["feature"].to_list() == ["nulls"]
     assert missing_columns(["gone"]).row(0, named=True)["rule"] == "missing_column"
+
+
+def test_missing_values_that_swing_as_usual_do_not_fire():
+    # a batch of new products without reviews each week: the NULL share of the new-product
+    # segment swings by 8 points (sd 0.04); 10 points up is what it does. A segment never NULL
+    # (sd 0) fires on the 5-point amount alone.
+    frame = inputs(feature=["swinging", "never_null"], missing_share=[0.22, 0.07], baseline_missing=[0.12, 0.0],
+                   missing_sd=[0.04, 0.0], missing_df=[20.0, 20.0])
+    assert MissingValuesRule().detect(frame, Alerts())["feature"].to_list() == ["never_null"]
 
 
 def test_volume_collapse_needs_history_and_a_real_collapse():

@@ -13,8 +13,10 @@ for a 7-day average of n days against a reference of m days, day_sd being the da
 widen it) and tau^2 the variance of the weekly level (whole weeks' means less the days' noise
 in them, ``decay_wander.sql``). Wander is a property of the segment (its membership churns,
 its traffic mix moves), so tau^2 / day_sd^2 is taken as the median of that ratio over the
-segment's features: one feature's own decline, or one source's, does not move a median,
-where it would widen its own estimate and hide itself. While no feature of the segment has
+segment's features, or over those of the feature's upstream source there (three or more)
+when they wander more (one source's documents can drift in and out of a segment): one
+feature's own decline does not move a median, where it would widen its own estimate and
+hide itself. While no feature of the segment has
 two whole weeks, tau = day_sd is assumed. The critical value is the false-page budget's t
 quantile on the degrees of freedom of day_sd (tau^2, a median over many series, is taken as
 known; Welch-Satterthwaite weighs the two parts).
@@ -92,13 +94,19 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
 
 def _wander() -> pl.Expr:
     """tau^2, as a multiple of the days' noise: the median over the segment's features of
-    their weekly variance less the days' noise in a week's mean, over that noise (a median:
-    one feature's decline, or one source's, does not move it); 1 while no feature of the
-    segment has two whole weeks."""
+    their weekly variance less the days' noise in a week's mean, over that noise, or over the
+    features of the same source in the segment where those are three or more and wander more
+    (the features of one upstream source move together: a source whose documents drift in and
+    out of a segment wanders where the segment's other features do not). A median: one
+    feature's decline does not move it. 1 while no feature of the segment has two whole weeks."""
     day_var = pl.col("level_sd") ** 2
     ratio = pl.when((pl.col("wander_weeks") >= 2) & (day_var > 0)).then(
         (pl.col("level_week_var") - day_var / 7).clip(lower_bound=0.0) / day_var)
-    return (day_var * ratio.median().over("segment_dim", "segment_value").fill_null(1.0)).alias("tau2")
+    segment = ["segment_dim", "segment_value"]
+    in_source = pl.when(pl.col("source").is_not_null() & (ratio.count().over(*segment, "source") >= 3)).then(
+        ratio.median().over(*segment, "source"))
+    pooled = pl.max_horizontal(ratio.median().over(*segment), in_source).fill_null(1.0)
+    return (day_var * pooled).alias("tau2")
 
 
 def _decay_spread() -> list[pl.Expr]:
