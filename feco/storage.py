@@ -171,3 +171,17 @@ def write_text(location: Location, text: str) -> None:
     fs.create_dir(path.rpartition("/")[0], recursive=True)
     with fs.open_output_stream(path) as stream:
         stream.write(text.encode("utf-8"))
+
+
+def copy_tree(source: Location, target: Location, *, last: str) -> None:
+    """Copy every file below ``source`` to the same place below ``target``, the file named
+    ``last`` after all the others (an object store's copy is server side)."""
+    fs, source_path = filesystem_for(source)
+    _, target_path = filesystem_for(target)
+    found = fs.get_file_info(pafs.FileSelector(source_path, recursive=True))
+    files = sorted((info.path for info in found if info.type == pafs.FileType.File),
+                   key=lambda path: path.rpartition("/")[2] == last)
+    for path in files:
+        copied = target_path.rstrip("/") + "/" + path.removeprefix(source_path.rstrip("/") + "/")
+        fs.create_dir(copied.rpartition("/")[0], recursive=True)
+        fs.copy_file(path, copied)

@@ -13,13 +13,10 @@ feco.sampling.study measures this sample against simple random and reservoir sam
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 from typing import NamedTuple
 
 import duckdb
@@ -31,8 +28,9 @@ import pyarrow.parquet as pq
 
 from feco import storage
 from feco.config import Config
-from feco.errors import DataError, UsageError
-from feco.sample_files import OWNER_FILE, ROWS_FILE, WINDOWS_FILE
+from feco.errors import DataError
+from feco.sample_files import ROWS_FILE, WINDOWS_FILE, partition_dir
+from feco.sampling.day_folder import replace_day
 from feco.sql_files import sql
 from feco.storage import Location
 from feco.warehouse import quote
@@ -58,10 +56,6 @@ def day_windows(ds: date, config: Config) -> list[Window]:
         Window(i, midnight + timedelta(minutes=m), midnight + timedelta(minutes=m) + length)
         for i, m in enumerate(config.sampling.start_minutes())
     ]
-
-
-def partition_dir(root: Location, ds: date) -> Location:
-    return storage.join(root, f"ds={ds.isoformat()}")
 
 
 class WindowSummary(NamedTuple):
@@ -356,46 +350,6 @@ def write_sample(ds: date, config: Config) -> pl.DataFrame:
     return summary
 
 
-def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) -> None:
-    """Replace the day's sample with what ``write_windows(folder)`` writes, and ``summary``.
-
-    A local day is written to a temporary folder and swapped in by rename, so readers never
-    see a half-written day and a crash leaves the previous sample. Object storage has no
-    rename: ``_windows.parquet``, which marks a day as sampled, is removed first and written
-    last, so a crash leaves no sample rather than a mixed one.
-    """
-    claim_samples(config)
-    final = partition_dir(config.paths.samples, ds)
-    local = not storage.is_uri(final)
-    day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
-    storage.remove(storage.join(final, WINDOWS_FILE))
-    storage.remove(day)
-    write_windows(day)
-    storage.write_parquet(summary, storage.join(day, WINDOWS_FILE))
-    if local:
-        _swap_in(day, final)
-
-
-def claim_samples(config: Config) -> None:
-    """Make sure the samples folder holds this warehouse's samples only.
-
-    The first run writes the warehouse's path into ``_feco_warehouse`` there; a config with
-    another warehouse is then refused, since its runs would replace the samples (and the
-    staged counts) the first one publishes. A lock would not do: the steps run apart. Seen
-    from a local samples folder the path is relative, so the two can move or be copied together.
-    """
-    samples, warehouse = config.paths.samples, config.paths.warehouse
-    owner_file = storage.join(samples, OWNER_FILE)
-    warehouse = str(warehouse) if storage.is_uri(samples) else os.path.relpath(warehouse, samples)
-    owner = storage.read_text(owner_file)
-    if owner is None:
-        storage.write_text(owner_file, warehouse)
-    elif owner != warehouse:
-        raise UsageError(f"the samples folder {samples} belongs to the warehouse {owner}, not to "
-                         f"this config's {warehouse} ({config.source}): give each config its own samples folder "
-                         f"(or delete {owner_file} if that warehouse is gone)")
-
-
 def _write_window(choice: WindowChoice, folder: Location, *, event_id: str) -> None:
     storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, ROWS_FILE))
 
@@ -412,15 +366,6 @@ def _sampled_rows(choice: WindowChoice, *, event_id: str) -> pl.DataFrame:
                         f"files, e.g. event {spread.get_column(event_id)[0]} in {first} and {second}: "
                         "a log file copied or written twice? Remove the duplicate")
     return rows.drop(FILE)
-
-
-def _swap_in(staging: Path, final: Path) -> None:
-    retired = final.with_name(final.name + ".old")
-    shutil.rmtree(retired, ignore_errors=True)
-    if final.exists():
-        final.rename(retired)
-    staging.rename(final)
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def sampled_query_events(days: list[date], root: Location, *, event_id: str, query: str) -> pl.DataFrame:
