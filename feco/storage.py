@@ -94,6 +94,18 @@ def join(location: Location, *parts: str) -> Location:
     return "/".join([str(location).rstrip("/"), *parts])
 
 
+def location_of(root: Location, root_path: str, path: str) -> Location:
+    """A file's ``path`` of the filesystem that holds ``root`` (whose own path there is
+    ``root_path``), named as ``root`` is: with its scheme and host, as the config gives it.
+
+    Examples
+    --------
+    >>> location_of("s3://lake/events", "lake/events", "lake/events/ds=2026-01-05/hour=04/part-0.parquet")
+    's3://lake/events/ds=2026-01-05/hour=04/part-0.parquet'
+    """
+    return join(root, path.removeprefix(root_path.rstrip("/") + "/"))
+
+
 def exists(location: Location) -> bool:
     fs, path = filesystem_for(location)
     return fs.get_file_info(path).type != pafs.FileType.NotFound

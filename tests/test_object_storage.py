@@ -128,8 +128,10 @@ def test_a_refused_rerun_in_a_bucket_leaves_the_published_sample_and_a_cut_swap_
     published = _bucket_files(samples)
     hour = f"{root}/ds={DAY}/hour=04"
     fs.copy_file(f"{hour}/part-0.parquet", f"{hour}/part-0 (1).parquet")
-    with pytest.raises(DataError, match="have rows in two files"):
+    with pytest.raises(DataError, match="have rows in two files") as refused:
         tasks.sample(DAY, remote)
+    for name in ("part-0.parquet", "part-0 (1).parquet"):  # named as configured, scheme and all
+        assert f"s3://{bucket}/search_logs/ds={DAY}/hour=04/{name}" in str(refused.value)
     assert _bucket_files(samples) == published  # untouched, no staging left
 
     # A run killed in the swap, after the published summary went: the next sample step copies

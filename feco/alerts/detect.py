@@ -56,7 +56,7 @@ def detect_alerts(
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
                           reference=settings.decay.reference or config.coverage.reference)
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
-    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = judged_on_history(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]

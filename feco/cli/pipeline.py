@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "warehouse, replacing that day's rows (rerunning a day is safe).",
     )
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
+    incomplete_option(run)
     config_option(run)
     run.set_defaults(handler=_run)
 
@@ -58,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
     backfill.add_argument("--notify", action="store_true",
                           help="deliver each day's alerts too (default: detect and store only)")
+    incomplete_option(backfill)
     config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
@@ -119,6 +121,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drops.set_defaults(handler=_drops)
 
 
+def incomplete_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="sample a day whose logs lack an hour a window reads, recording the window as "
+                             "missing (default: refuse the day, naming the hours)")
+
+
 def _relations_epilog() -> str:
     relations = schema_relations()
     return ("relations (from sql/schema; `feco query \"DESCRIBE name\"` lists a relation's columns):\n"
@@ -132,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     from feco import tasks
 
     started = time.monotonic()
-    result = tasks.run_day(args.ds, tasks.as_config(args.config))
+    result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete)
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows; "
           f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0
@@ -169,7 +177,7 @@ def _backfill(args: argparse.Namespace) -> int:
         started = time.monotonic()
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
-            result = tasks.run_day(ds, config, deliver=args.notify)
+            result = tasks.run_day(ds, config, deliver=args.notify, allow_incomplete=args.allow_incomplete)
         except UsageError:
             raise  # a bad config or option fails every day alike
         except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
@@ -265,6 +273,9 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     print(f"events sampled:    {facts['events_sampled']:,}")
     print(f"short windows:     {facts['short_windows']} (fewer events than the "
           f"{events_per_window:,} wanted)")
+    if facts["missing_windows"]:
+        print(f"missing windows:   {facts['missing_windows']} (hours without logs, sampled with --allow-incomplete: "
+              f"{', '.join(str(d) for d in facts['missing_days'])}; see sample_windows.hours_missing)")
     print(f"missing features:  {facts['features_missing']} feature-days")
     if facts["null_days"]:
         days = ", ".join(str(d) for d in facts["null_days"][:5]) + (" …" if len(facts["null_days"]) > 5 else "")

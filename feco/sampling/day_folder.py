@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from datetime import date
 from collections.abc import Callable
+from datetime import date
 
 import polars as pl
 import pyarrow.fs as pafs
