@@ -67,18 +67,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "query", help="run read-only SQL on the warehouse",
         description="Run SQL on the warehouse, opened read-only with file access switched off: "
                     "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
-                    "are refused. The query is cancelled after --timeout seconds and may use "
-                    "at most --memory-limit of memory. A pipeline run waits up to 60 s for a "
-                    "query to close the warehouse: the default timeout lets it in.",
+                    "are refused. The query runs in a child process that the operating system "
+                    "holds to --memory-limit of memory (its address space; DuckDB's own limit is "
+                    "the same) and that is killed after --timeout seconds. A pipeline run waits "
+                    "up to 60 s for a query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     query.add_argument("sql", nargs="?", help="the SQL query; - reads it from standard input")
     query.add_argument("--file", metavar="PATH", help="read the SQL from a file (- for standard input)")
     query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_SECONDS, metavar="SECONDS",
-                       help="cancel the query after this long (default %(default)g; 0: no limit)")
+                       help="kill the query after this long (default %(default)g; 0: no limit)")
     query.add_argument("--memory-limit", default=READ_MEMORY_LIMIT, metavar="SIZE",
-                       help="DuckDB memory limit, e.g. 512MB (default %(default)s)")
+                       help="memory the query may take, e.g. 512MB, 2GB, 1.5GiB (default %(default)s; at least 16MB)")
     format_option(query)
     config_option(query)
     query.set_defaults(handler=_query)
@@ -198,22 +199,13 @@ def _backfill(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    import duckdb
-
     from feco.tasks import as_config
-    from feco.warehouse import open_read_only, query_for_display
+    from feco.user_query import run_query, timeout_seconds
 
     text = _query_text(args)
-    if args.timeout < 0:
-        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout:g}")
+    timeout = timeout_seconds(args.timeout)
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse, memory_limit=args.memory_limit) as conn:
-        try:
-            if not conn.extract_statements(text):
-                raise UsageError("the query is empty (no statement, only comments or blanks)")
-            frame = query_for_display(conn, text, timeout_seconds=args.timeout or None)
-        except duckdb.Error as error:
-            raise UsageError(_refusal(error)) from None
+    frame = run_query(config.paths.warehouse, text, memory_limit=args.memory_limit, timeout=timeout)
     print_frame(frame, args.format)
     return 0
 
@@ -230,19 +222,6 @@ def _query_text(args: argparse.Namespace) -> str:
         return Path(args.file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"cannot read --file {args.file}: {error}") from None
-
-
-def _refusal(error: Exception) -> str:
-    message = str(error).splitlines()[0]
-    if "read-only mode" in message:
-        return f"query refused: feco query is read-only ({message})"
-    if "disabled by configuration" in message:
-        return f"query refused: feco query cannot read or write files ({message})"
-    if "locked" in message:
-        return f"query refused: settings are locked in feco query ({message})"
-    if "Out of Memory" in message:
-        return f"query failed: it needs more than --memory-limit ({message})"
-    return f"query failed: {message}"
 
 
 def _status(args: argparse.Namespace) -> int:
