@@ -3,7 +3,9 @@
 Each case runs `feco query` in a fresh process on an empty warehouse (under bench/out/) and
 prints its exit status, the wall time from start to exit, the peak resident memory of the
 process that ran the query (the largest of the `feco` process and its children: the query's
-process since the limits moved there) and the error line. Run it against other code with
+process since the limits moved there) and the error line. A case's wall time less the
+``SELECT 1`` case's is the time the query itself took: under ``--timeout 2``, how far past
+its deadline it ran. Run it against other code with
 ``--code DIR`` (a checkout or a `git archive` of it: its feco is imported first).
 
 Usage::
@@ -22,6 +24,7 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out" / "query_limits"
 CASES = [  # (what, arguments)
+    ("SELECT 1: start-up and exit, for reference", ["SELECT 1"]),
     ("a 1.5 GB string, --memory-limit 200MB", ["SELECT length(repeat('x', 1500000000))", "--memory-limit", "200MB"]),
     ("a list of 100M numbers, default limit (2GB)", ["SELECT count(*) FROM (SELECT list(range(100000000)))"]),
     ("a list of 100M numbers, --memory-limit 200MB",
