@@ -72,9 +72,13 @@ def check_logs(ds: date | str, config: Config | str | None = None, *, now: datet
 
 
 @exclusive
-def sample(ds: date | str, config: Config | str | None = None) -> dict:
-    """Sample the day's windows and write them under the samples folder."""
-    windows = _engine(config).write_sample(ds, config)
+def sample(ds: date | str, config: Config | str | None = None, *, allow_incomplete: bool = False) -> dict:
+    """Sample the day's windows and write them under the samples folder.
+
+    A day whose logs lack an hour a window reads is refused, unless ``allow_incomplete``:
+    then such a window is sampled from what is there and recorded as missing hours.
+    """
+    windows = _engine(config).write_sample(ds, config, allow_incomplete=allow_incomplete)
     rows = sample_files(ds, config.paths.samples).count_rows()
     return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows}
 
@@ -166,6 +170,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     if absent:
         raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
     windows, states, status = (storage.read_parquet(p) for p in staged.values())
+    windows = windows.rename({"window": "window_index"})  # "window" is a keyword in SQL
     run = pl.DataFrame({
         "ds": [ds],
         "published_at": [datetime.now(timezone.utc)],
@@ -270,9 +275,11 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
 
 
 @exclusive
-def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
-    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
-    sample(ds, config)
+def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
+            allow_incomplete: bool = False, echo=print) -> dict:
+    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to.
+    ``allow_incomplete``: see ``sample``."""
+    sample(ds, config, allow_incomplete=allow_incomplete)
     sample_reference(ds, config)
     compute_coverage(ds, config)
     result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}

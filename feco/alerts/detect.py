@@ -58,13 +58,13 @@ def detect_alerts(
                           reference=settings.decay.reference or config.coverage.reference,
                           band_days=config.segments.band_days, sources=config.logs.source_features())
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
-    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = judged_on_history(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
     for rule in RULES:
-        if rule.needs_history and collapsed.height:
-            continue  # a collapsed day's coverage is not comparable with its history
+        if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
+            continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
         found.append(rule.detect(warm if rule.needs_history else eligible, settings))
     alerts = _with_ids(pl.concat(found), ds)
     coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != MISSING_COLUMN))
