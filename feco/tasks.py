@@ -21,12 +21,12 @@ from datetime import date, datetime, timedelta, timezone
 import polars as pl
 
 from feco.config import Config, load_config
-from feco.coverage import compute_states, reference_statistics
+from feco.coverage import band_history, compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
-from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
+from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
 from feco.warehouse import named_query, open_configured, open_read_only, publish_day, replace_rows
 
 
@@ -128,10 +128,10 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         from feco import spark_engine
 
         states, status = spark_engine.compute_states(ds, config, references=references,
-                                                     band_history=_query_band_history(ds, config))
+                                                     band_history=band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=_query_band_history(ds, config))
+                                        references=references, band_history=band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
@@ -146,15 +146,6 @@ def _engine(config: Config):
 
         return spark_engine
     return sampling
-
-
-def _query_band_history(ds: date, config: Config) -> pl.DataFrame | None:
-    """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
-    days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
-    if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
-        return None
-    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
-                                query=config.logs.query)
 
 
 @exclusive
