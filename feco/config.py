@@ -334,7 +334,7 @@ class SeveritySettings(_Model):
     # the lookback_days before it), at most `events` of their events in its segment.
     reference_days: Annotated[int, Field(ge=1)] = 7
     lookback_days: Annotated[int, Field(ge=1)] = 28
-    events: Annotated[int, Field(ge=10)] = 20_000
+    events: Annotated[int, Field(ge=10)] = 5_000
     resamples: Annotated[int, Field(ge=100)] = 1_000
     seed: Seed = 1
 

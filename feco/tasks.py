@@ -184,9 +184,12 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     """Run the alert rules on the published day, track its incidents and replace both.
 
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
-    and the text gives the day's measured NDCG@8 change, when a ranker is known.
+    and the text gives the day's measured NDCG@8 change, when a ranker is known. With
+    ``[alerts.severity] by = "cost"`` (the default) the incidents are then ranked by what
+    their loss costs that ranker, replayed (feco.alerts.cost_severity, table incident_costs).
     """
     from feco.alerts import detect_alerts
+    from feco.alerts.cost_severity import with_costs
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
@@ -194,11 +197,16 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
         carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
-        incidents = track_incidents(alerts, carried,
-                                    named_query(conn, "day_coverage", {"ds": ds}),
-                                    ds=ds, settings=config.alerts.incidents,
-                                    history_days=named_query(conn, "history_days", {"ds": ds}).item())
-        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
+        coverage = named_query(conn, "day_coverage", {"ds": ds})
+        history_days = named_query(conn, "history_days", {"ds": ds}).item()
+
+        def track(alerts: pl.DataFrame) -> pl.DataFrame:
+            return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
+                                   history_days=history_days)
+
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, incidents=track(alerts),
+                                              track=track)
+        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
             "incidents": incidents.filter(pl.col("status") != "resolved").height,

@@ -165,25 +165,23 @@ def events_frame(days: list[date], config: Config, *, labelled: bool = False) ->
     dimension as coverage counts it that day (query bands included, 'unknown' for NULL).
     """
     rows = pl.concat([_day_rows(d, config, labelled=labelled) for d in days], how="diagonal_relaxed")
-    return ltr_rows(rows, config, segments=SEGMENT_DIMENSIONS if labelled else None)
+    keep = {s: f"segment:{s}" for s in SEGMENT_DIMENSIONS} if labelled else None
+    return ltr_rows(rows, config, keep=keep)
 
 
-def ltr_rows(rows: pl.DataFrame, config: Config, *, segments: list[str] | None = None) -> pl.DataFrame:
-    """Sampled rows as LTR data (see :func:`events_frame`); ``segments``: label columns of
-    ``rows`` to keep (``segment:<dimension>``), default the ``[ranker] segments`` as logged."""
+def ltr_rows(rows: pl.DataFrame, config: Config, *, keep: dict[str, str] | None = None) -> pl.DataFrame:
+    """Sampled rows as LTR data (see :func:`events_frame`), with the columns of ``keep``
+    (output name: column of ``rows``), by default the ``[ranker] segments`` as logged."""
     logs = config.logs
     if logs.label not in rows.columns:
         raise DataError(f"label column '{logs.label}' is not in the sampled logs")
     features = [f for f in logs.features if f in rows.columns]
-    if segments is None:
-        kept = [pl.col(c).alias(s) for s, c in ((s, getattr(logs, s)) for s in config.ranker.segments)
-                if c in rows.columns]
-    else:
-        kept = [pl.col(f"segment:{s}").alias(s) for s in segments]
+    if keep is None:
+        keep = {s: c for s, c in ((s, getattr(logs, s)) for s in config.ranker.segments) if c in rows.columns}
     order = [logs.event_id] + (["position"] if "position" in rows.columns else [])
     return rows.sort(order).select(
         pl.col(logs.event_id).alias("qid"), pl.col(logs.label).cast(pl.Int64).alias("label"),
-        *kept, *(pl.col(f).cast(pl.Float64) for f in features))
+        *(pl.col(c).alias(name) for name, c in keep.items()), *(pl.col(f).cast(pl.Float64) for f in features))
 
 
 def _day_rows(ds: date, config: Config, *, labelled: bool) -> pl.DataFrame:
