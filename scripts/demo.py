@@ -69,7 +69,7 @@ def main() -> int:
     print("\nWhat each paged incident costs the ranker (incident_costs: its coverage loss replayed on clean "
           "days of its segment before it began, scored by the serving model; 95% interval over events):")
     check(feco(["query", "SELECT s.feature, s.segment_dim, s.segment_value, c.ds AS replayed, "
-                "list_transform(c.loss_shares, x -> round(x, 3)) AS loss, c.events, "
+                "list_transform(c.loss_shares, lambda x: round(x, 3)) AS loss, c.events, "
                 "round(c.d_ndcg8, 4) AS d_ndcg8, round(c.d_ndcg8_low, 4) AS low, round(c.d_ndcg8_high, 4) AS high, "
                 "c.severity FROM incident_summary s JOIN incident_costs c USING (incident_id) WHERE s.paged "
                 "QUALIFY c.ds = max(c.ds) OVER (PARTITION BY c.incident_id) ORDER BY s.severity_rank DESC, s.feature",
