@@ -4,12 +4,12 @@
 -- $segment_dim, $segment_value.
 -- Output: feature, day_rows, day_present, day_covered, ref_rows, ref_present, ref_covered.
 SELECT feature,
-       sum(n_rows) FILTER (WHERE ds = $ds) AS day_rows,
-       sum(n_present) FILTER (WHERE ds = $ds) AS day_present,
-       sum(n_covered) FILTER (WHERE ds = $ds) AS day_covered,
-       sum(n_rows) FILTER (WHERE ds <> $ds) AS ref_rows,
-       sum(n_present) FILTER (WHERE ds <> $ds) AS ref_present,
-       sum(n_covered) FILTER (WHERE ds <> $ds) AS ref_covered
+       CAST(sum(n_rows) FILTER (WHERE ds = $ds) AS BIGINT) AS day_rows,
+       CAST(sum(n_present) FILTER (WHERE ds = $ds) AS BIGINT) AS day_present,
+       CAST(sum(n_covered) FILTER (WHERE ds = $ds) AS BIGINT) AS day_covered,
+       CAST(sum(n_rows) FILTER (WHERE ds <> $ds) AS BIGINT) AS ref_rows,
+       CAST(sum(n_present) FILTER (WHERE ds <> $ds) AS BIGINT) AS ref_present,
+       CAST(sum(n_covered) FILTER (WHERE ds <> $ds) AS BIGINT) AS ref_covered
 FROM coverage_states
 WHERE segment_dim = $segment_dim AND segment_value = $segment_value
   AND list_contains($features, feature)
