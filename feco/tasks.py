@@ -204,8 +204,7 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
             return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
                                    history_days=history_days)
 
-        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, incidents=track(alerts),
-                                              track=track)
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
         publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,

@@ -46,21 +46,20 @@ REPLAY_AGAIN = 0.05
 
 
 def with_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, alerts: pl.DataFrame,
-               incidents: pl.DataFrame, track: Callable[[pl.DataFrame], pl.DataFrame]
-               ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The day's alerts and incidents with severity from cost, and the costs replayed today.
+               track: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The day's alerts and incidents, with severity from cost, and the costs replayed today.
 
-    ``incidents`` are ``track(alerts)``: the tracker as the detect step runs it.
+    ``track`` is the incident tracker as the detect step runs it (alerts in, incidents out).
 
     Examples
     --------
     As the detect step calls it (not run as a doctest: it needs a warehouse, samples and a model)::
 
-        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts,
-                                              incidents=track(alerts), track=track)
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
     """
     from feco.ranker.store import current_model
 
+    incidents = track(alerts)
     model = current_model(conn, ds)
     if config.alerts.severity.by != "cost" or model is None:
         return alerts, incidents, pl.DataFrame(schema=COST_SCHEMA)
