@@ -19,6 +19,7 @@ drop weighted by importance (:mod:`feco.alerts.severity`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -77,37 +78,43 @@ def incident_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config,
     is new, has grown by ``REPLAY_AGAIN`` or the model changed, else the last one replayed
     (rows of earlier days). Incidents without a clean day to replay have none."""
     from feco.ranker.daily import load_model
-    from feco.ranker.replay import IN_SEGMENT, reference_rows, replay_cost
 
-    settings = config.alerts.severity
     live = incidents.filter(pl.col("headline_alert_id").is_not_null() & pl.col("feature").is_not_null())
     last = {row["incident_id"]: row for row in named_query(
         conn, "incident_last_costs", {"ds": ds, "ids": live.get_column("incident_id").to_list()}).iter_rows(named=True)}
-    ranker, rows = None, []
-    for incident in live.iter_rows(named=True):
-        features, segment = [incident["feature"]], (incident["segment_dim"], incident["segment_value"])
-        days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"],
-                          settings=settings)
-        losses = observed_losses(conn, ds, features, segment, days)
-        prior = last.get(incident["incident_id"])
-        if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
-            rows.append(prior)
-            continue
-        if not losses:
-            continue
-        ranker = ranker or load_model(Path(model["artifact"]))
-        reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed)
-        cost = replay_cost(reference, ranker, losses, seed=settings.seed, resamples=settings.resamples,
-                           rows=reference.get_column(IN_SEGMENT).to_numpy())
-        if cost.events:
-            rows.append({
-                "ds": ds, "incident_id": incident["incident_id"], "run_id": model["run_id"],
-                "segment_dim": segment[0], "segment_value": segment[1], "onset": incident["opened_ds"],
-                "reference_start": days[0], "reference_end": days[-1], "reference_days": len(days),
-                "features": [loss.feature for loss in losses], "loss_shares": [loss.share for loss in losses],
-                "loss_kinds": [loss.kind for loss in losses], **cost.as_row(),
-                "severity": cost_tier(cost.d_ndcg8_low, settings.tiers)})
-    return pl.DataFrame(rows, schema=COST_SCHEMA)
+    ranker = functools.cache(lambda: load_model(Path(model["artifact"])))  # once, and only if a replay runs
+    costs = [_cost(conn, ds, incident, config=config, model=model, ranker=ranker, prior=last.get(incident["incident_id"]))
+             for incident in live.iter_rows(named=True)]
+    return pl.DataFrame([cost for cost in costs if cost], schema=COST_SCHEMA)
+
+
+def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: Config, model: dict,
+          ranker: Callable, prior: dict | None) -> dict | None:
+    """One incident's cost on ``ds``: replayed, or ``prior`` when its loss has not grown; None
+    when there is nothing to replay (no clean day, no loss today, no event with a relevant row)."""
+    from feco.ranker.replay import IN_SEGMENT, reference_rows, replay_cost
+
+    settings = config.alerts.severity
+    # A source outage's incident lists several features: they are lost and replayed together.
+    features, segment = [incident["feature"]], (incident["segment_dim"], incident["segment_value"])
+    days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"],
+                      settings=settings)
+    losses = observed_losses(conn, ds, features, segment, days)
+    if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
+        return prior
+    if not losses:
+        return None
+    reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed)
+    cost = replay_cost(reference, ranker(), losses, seed=settings.seed, resamples=settings.resamples,
+                       rows=reference.get_column(IN_SEGMENT).to_numpy())
+    if not cost.events:
+        return None
+    return {"ds": ds, "incident_id": incident["incident_id"], "run_id": model["run_id"],
+            "segment_dim": segment[0], "segment_value": segment[1], "onset": incident["opened_ds"],
+            "reference_start": days[0], "reference_end": days[-1], "reference_days": len(days),
+            "features": [loss.feature for loss in losses], "loss_shares": [loss.share for loss in losses],
+            "loss_kinds": [loss.kind for loss in losses], **cost.as_row(),
+            "severity": cost_tier(cost.d_ndcg8_low, settings.tiers)}
 
 
 def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tuple[str, str], *, onset: date,
