@@ -85,7 +85,7 @@ def demo(repeats: int) -> None:
         sys.exit("no demo warehouse: run `make demo` first")
     with open_read_only(config.paths.warehouse) as conn:
         costs = conn.sql("SELECT * FROM incident_costs ORDER BY ds, incident_id").pl()
-        ds = conn.sql("SELECT max(ds) FROM ranker_daily").fetchone()[0]
+        ds = conn.sql("SELECT max(ds) FROM ranker_daily").fetchall()[0][0]
         model = load_model(Path(current_model(conn, ds)["artifact"]))
     rows = pl.read_parquet(str(config.paths.samples / f"ds={ds}" / "window=*" / "*.parquet")).height
     print(f"demo: {ds}, {rows:,} sampled rows")

@@ -396,7 +396,7 @@ class Ranker(_Model):
     shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
     # The score step's daily SHAP per segment: all the day's sampled rows, or a seeded sample
     # of this many when there are more (exact TreeSHAP costs about a hundred predictions a row).
-    shap_rows: Annotated[int, Field(ge=1)] = 500
+    shap_rows: Annotated[int, Field(ge=1)] = 250
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
     seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.

@@ -25,7 +25,7 @@ import polars as pl
 import pyarrow as pa
 
 from feco.config import Config
-from feco.coverage import band_history, segment_rows
+from feco.coverage import band_histories, segment_rows
 from feco.evaluation import evaluate_labelled
 from feco.ranker.claims import bootstrap_interval
 from feco.ranker.daily import ltr_rows
@@ -123,7 +123,8 @@ def reference_rows(days: Sequence[date], config: Config, segment: tuple[str, str
         reference_rows([date(2026, 11, 14), date(2026, 11, 15)], config, ("region", "DE"), events=2000, seed=1)
     """
     event_id = config.logs.event_id
-    found = [_segment_events(ds, config, segment) for ds in days]
+    histories = band_histories(days, config) if "query_band" in segment[0].split(" x ") else {}
+    found = [_segment_events(ds, config, segment, histories.get(ds)) for ds in days]
     pool = pl.concat([ids.filter(inside).unique().sort().to_frame().with_columns(pl.lit(k).alias("day"))
                       for k, (ids, inside) in enumerate(found)])
     if pool.height > events:
@@ -141,17 +142,18 @@ def reference_rows(days: Sequence[date], config: Config, segment: tuple[str, str
     return ltr_rows(pl.concat(frames, how="diagonal_relaxed"), config, keep={IN_SEGMENT: IN_SEGMENT})
 
 
-def _segment_events(ds: date, config: Config, segment: tuple[str, str]) -> tuple[pl.Series, np.ndarray]:
-    """Every sampled row's event id on ``ds`` (in file order) and whether the row is in ``segment``."""
+def _segment_events(ds: date, config: Config, segment: tuple[str, str],
+                    history: pl.DataFrame | None) -> tuple[pl.Series, np.ndarray]:
+    """Every sampled row's event id on ``ds`` (in file order) and whether the row is in
+    ``segment`` (``history``: the day's band history, for a segment of query bands)."""
     logs = config.logs
     files = sample_files(ds, config.paths.samples)
     sources = [logs.event_id, logs.query, logs.product_group, logs.region, logs.product_first_seen]
     keys = files.read(columns=[c for c in dict.fromkeys(sources) if c in files.schema])
-    dims = segment[0].split(" x ")
     if segment[0] == "all":
         return keys.get_column(logs.event_id), np.ones(keys.height, dtype=bool)
-    history = band_history(ds, config) if "query_band" in dims else None
     labels = segment_rows(keys, ds=ds, config=config, band_history=history)
+    dims = segment[0].split(" x ")
     inside = labels.select(pl.concat_str(dims, separator=" x ") == segment[1]).to_series().to_numpy()
     return keys.get_column(logs.event_id), inside
 
