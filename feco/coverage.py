@@ -239,7 +239,11 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
 def band_history(ds: date, config: Config) -> pl.DataFrame | None:
     """Sampled events per query of the band_days - 1 days before ds (those sampled), for the
     query bands of ds; None when no segment uses query bands or the bands take one day."""
-    return band_histories([ds], config)[ds]
+    from feco.sampling import sampled_query_events
+
+    days = _band_days(ds, config)
+    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
+                                query=config.logs.query) if days else None
 
 
 def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame | None]:
@@ -247,14 +251,20 @@ def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame 
     replay's reference share most of theirs)."""
     from feco.sampling import sampled_query_events
 
-    back = [timedelta(days=d) for d in range(1, config.segments.band_days)]
-    if not back or "query_band" not in {d for dims in config.segments.names() for d in dims}:
-        return {ds: None for ds in days}
+    before = {ds: _band_days(ds, config) for ds in days}
     counts = {day: sampled_query_events([day], config.paths.samples, event_id=config.logs.event_id,
                                         query=config.logs.query)
-              for day in sorted({ds - offset for ds in days for offset in back})}
-    return {ds: pl.concat([counts[ds - offset] for offset in back]).group_by("query").agg(pl.col("n").sum())
-            for ds in days}
+              for day in sorted({day for back in before.values() for day in back})}
+    return {ds: pl.concat([counts[day] for day in back]).group_by("query").agg(pl.col("n").sum()) if back else None
+            for ds, back in before.items()}
+
+
+def _band_days(ds: date, config: Config) -> list[date]:
+    """The days before ``ds`` whose sampled events set its query bands with it (none when no
+    segment uses query bands)."""
+    if "query_band" not in {d for dims in config.segments.names() for d in dims}:
+        return []
+    return [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
 
 
 def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
