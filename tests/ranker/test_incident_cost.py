@@ -9,7 +9,6 @@ replay), as `feco run` does. Slow: 21 generated days and a trained ranker, sever
 from datetime import date, timedelta
 
 import duckdb
-import polars as pl
 import pytest
 
 from feco import tasks
