@@ -30,7 +30,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DAY, OUT, best_of, large_day, peak_rss_mb
+from _common import DAY, OUT, large_day, peak_rss_mb
 
 REPO = Path(__file__).resolve().parents[1]
 
