@@ -141,7 +141,8 @@ def _write_sample(config, days: list[date]) -> None:
     first = samples_of(config, days[0])
     if not (first / "_windows.parquet").exists():
         logs = pl.read_parquet(str(config.paths.logs / f"ds={DAY}" / "hour=*" / "*.parquet"))
-        for window, part in logs.group_by((pl.col("event_ts").dt.hour() % 8).alias("w")):
+        logs = logs.with_columns((pl.col("event_ts").dt.hour() % 8).alias("w"))
+        for window, part in logs.group_by("w"):
             (first / f"window={window[0]}").mkdir(parents=True, exist_ok=True)
             part.drop("w").write_parquet(first / f"window={window[0]}" / "part-0.parquet")
         pl.DataFrame({"window": list(range(8))}).write_parquet(first / "_windows.parquet")
