@@ -21,6 +21,7 @@ START = date(2026, 3, 2)
 TRAINED = START + timedelta(days=4)
 OUTAGE = START + timedelta(days=7)
 DAYS = [START + timedelta(days=i) for i in range(9)]
+pytestmark = pytest.mark.slow  # 110-200 s on the busy 2-core machine: nine generated days and a trained ranker
 
 
 CONFIG = f"""
