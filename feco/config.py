@@ -332,6 +332,43 @@ class Incidents(_Model):
     page_after_days: Annotated[int, Field(ge=0)] = 14
 
 
+class CostTiers(_Model):
+    """NDCG@8 losses (positive numbers) that make an incident critical, high or medium."""
+
+    critical: Annotated[float, Field(gt=0, lt=1)] = 0.01
+    high: Annotated[float, Field(gt=0, lt=1)] = 0.005
+    medium: Annotated[float, Field(gt=0, lt=1)] = 0.002
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CostTiers:
+        if not self.critical > self.high > self.medium:
+            raise ValueError("tiers must shrink: critical > high > medium")
+        return self
+
+
+class SeveritySettings(_Model):
+    """How incidents are ranked. ``cost``: by the NDCG the replayed coverage loss costs the
+    model that scores the day (feco.ranker.replay), tiered on the loss its 95% interval cannot
+    rule out; ``importance``: the drop weighted by the feature's SHAP share. Without a model,
+    both use the drop alone."""
+
+    by: Literal["cost", "importance"] = "cost"
+    tiers: CostTiers = Field(default_factory=CostTiers)
+    # The replay's reference: this many clean sampled days before the incident's onset (among
+    # the lookback_days before it), at most `events` of their events in its segment.
+    reference_days: Annotated[int, Field(ge=1)] = 7
+    lookback_days: Annotated[int, Field(ge=1)] = 28
+    events: Annotated[int, Field(ge=10)] = 5_000
+    resamples: Annotated[int, Field(ge=100)] = 1_000
+    seed: Seed = 1
+
+    @model_validator(mode="after")
+    def _reference_inside_lookback(self) -> SeveritySettings:
+        if self.reference_days > self.lookback_days:
+            raise ValueError("reference_days must not exceed lookback_days")
+        return self
+
+
 class Readiness(_Model):
     """When a day's logs count as complete, so a scheduled run does not sample a partial day.
 
@@ -362,6 +399,7 @@ class Alerts(_Model):
     missing: MissingSettings = Field(default_factory=MissingSettings)
     floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
     incidents: Incidents = Field(default_factory=Incidents)
+    severity: SeveritySettings = Field(default_factory=SeveritySettings)
     notify: Notify = Field(default_factory=Notify)
 
 
@@ -383,6 +421,9 @@ class Ranker(_Model):
     validation_days: Annotated[int, Field(ge=1)] = 2
     models: FilePath = Path("models")
     shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
+    # The score step's daily SHAP per segment: all the day's sampled rows, or a seeded sample
+    # of this many when there are more (exact TreeSHAP costs about a hundred predictions a row).
+    shap_rows: Annotated[int, Field(ge=1)] = 250
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
     seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.

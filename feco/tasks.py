@@ -21,12 +21,12 @@ from datetime import date, datetime, timedelta, timezone
 import polars as pl
 
 from feco.config import Config, load_config
-from feco.coverage import compute_states, reference_statistics
+from feco.coverage import band_history, compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
-from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
+from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
 from feco.warehouse import named_query, open_configured, open_read_only, publish_day, replace_rows
 
 
@@ -132,10 +132,10 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         from feco import spark_engine
 
         states, status = spark_engine.compute_states(ds, config, references=references,
-                                                     band_history=_query_band_history(ds, config))
+                                                     band_history=band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=_query_band_history(ds, config))
+                                        references=references, band_history=band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
@@ -150,15 +150,6 @@ def _engine(config: Config):
 
         return spark_engine
     return sampling
-
-
-def _query_band_history(ds: date, config: Config) -> pl.DataFrame | None:
-    """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
-    days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
-    if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
-        return None
-    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
-                                query=config.logs.query)
 
 
 @exclusive
@@ -198,9 +189,12 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     """Run the alert rules on the published day, track its incidents and replace both.
 
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
-    and the text gives the day's measured NDCG@8 change, when a ranker is known.
+    and the text gives the day's measured NDCG@8 change, when a ranker is known. With
+    ``[alerts.severity] by = "cost"`` (the default) the incidents are then ranked by what
+    their loss costs that ranker, replayed (feco.alerts.cost_severity, table incident_costs).
     """
     from feco.alerts import detect_alerts
+    from feco.alerts.cost_severity import with_costs
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
@@ -208,12 +202,15 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
         carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
-        incidents = track_incidents(alerts, carried,
-                                    named_query(conn, "day_coverage", {"ds": ds}),
-                                    ds=ds, settings=config.alerts.incidents,
-                                    history_days=named_query(conn, "history_days", {"ds": ds}).item(),
-                                    sources=config.logs.source_features())
-        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
+        coverage = named_query(conn, "day_coverage", {"ds": ds})
+        history_days = named_query(conn, "history_days", {"ds": ds}).item()
+
+        def track(alerts: pl.DataFrame) -> pl.DataFrame:
+            return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
+                                   history_days=history_days, sources=config.logs.source_features())
+
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
             "incidents": incidents.filter(pl.col("status") != "resolved").height,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 FIRST_VERSION = 1
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents")
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents", "incident_costs")
 
 _READ_ONLY_SETTINGS = {
     "enable_external_access": False,

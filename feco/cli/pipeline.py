@@ -238,7 +238,8 @@ def _status(args: argparse.Namespace) -> int:
         row = named_query(conn, "status_days",
                           {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
-    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings}
+        ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
+    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings, "ranker": ranker}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -268,6 +269,21 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
               "see sample_windows)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
+    print(f"ranker:            {facts['ranker']}")
+
+
+def _ranker_status(conn, config, *, last_ds) -> str:
+    """Which model scores the last day and how incidents are ranked; without a model, that
+    pages use the coverage drop alone (said here once, not on every run)."""
+    from feco.ranker.store import current_model
+
+    model = current_model(conn, last_ds) if last_ds else None
+    if model is None:
+        return ("no model yet: nothing is scored or explained and incidents are ranked by the coverage drop "
+                "alone (`feco train-ranker --ds DATE` trains one; the feco_ranker DAG does when it is due)")
+    ranking = ("by cost (the NDCG their loss costs it, replayed: table incident_costs)"
+               if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
+    return f"model {model['version']} (valid from {model['valid_from']}) scores {last_ds}; incidents ranked {ranking}"
 
 
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
