@@ -96,7 +96,8 @@ def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: 
 
     settings = config.alerts.severity
     # A source outage's incident lists several features: they are lost and replayed together.
-    features, segment = [incident["feature"]], (incident["segment_dim"], incident["segment_value"])
+    features = list(incident.get("features") or [incident["feature"]])
+    segment = (incident["segment_dim"], incident["segment_value"])
     days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"],
                       settings=settings)
     losses = observed_losses(conn, ds, features, segment, days)
