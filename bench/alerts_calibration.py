@@ -41,7 +41,7 @@ def series_pvalues(conn, config, ds) -> pl.DataFrame:
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
                           reference=settings.decay.reference or config.coverage.reference,
-                          band_days=config.segments.band_days, sources=config.logs.source_features())
+                          segments=config.segments, sources=config.logs.source_features())
     judged = judged_on_history(inputs, settings).filter(_pageable(settings.incidents))
     if judged.is_empty():
         return pl.DataFrame()

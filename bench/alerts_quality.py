@@ -75,7 +75,8 @@ def bench_config(case: Scenario, folder: Path):
     return parse_config(raw, source=folder / "bench.toml")
 
 
-def run(family: str, seed: int, events_per_day: int, *, redetect: bool = False, drop_logs: bool = False) -> dict:
+def run(family: str, seed: int, events_per_day: int, *, redetect: bool = False, recount: bool = False,
+        drop_logs: bool = False) -> dict:
     """Generate and run (unless done), or redetect; then score. Returns the result written."""
     case = scenario(family, seed)
     folder = run_folder(family, events_per_day, seed)
@@ -86,8 +87,9 @@ def run(family: str, seed: int, events_per_day: int, *, redetect: bool = False, 
         timings = generate_and_run(case, bench_config(case, folder), events_per_day, drop_logs=drop_logs)
         timings["disk_bytes"] = _disk(folder)
         done.write_text(json.dumps(timings, indent=2) + "\n")
-    elif redetect:
-        timings = json.loads(done.read_text()) | {"redetect_s": rerun_rules(case, bench_config(case, folder))}
+    elif redetect or recount:
+        timings = json.loads(done.read_text()) | {
+            "redetect_s": rerun_rules(case, bench_config(case, folder), recount=recount)}
         done.write_text(json.dumps(timings, indent=2) + "\n")
     result = score(case, bench_config(case, folder), events_per_day) | {"timings": json.loads(done.read_text())}
     (folder / RESULT).write_text(json.dumps(result, indent=2, default=str) + "\n")
@@ -120,13 +122,18 @@ def generate_and_run(case: Scenario, config, events_per_day: int, *, drop_logs: 
             "logs_dropped": drop_logs, "load": os.getloadavg()}
 
 
-def rerun_rules(case: Scenario, config) -> float:
-    """The alert rules and incident tracking again, day by day, on the stored states."""
+def rerun_rules(case: Scenario, config, *, recount: bool = False) -> float:
+    """The alert rules and incident tracking again, day by day, on the stored states (with
+    ``recount``, the states first counted again from the stored samples: a new segment)."""
     from feco import tasks
 
     started = time.perf_counter()
     for offset in range(case.days):
-        tasks.detect(case.start + timedelta(days=offset), config)
+        ds = case.start + timedelta(days=offset)
+        if recount:
+            tasks.compute_coverage(ds, config)
+            tasks.publish(ds, config)
+        tasks.detect(ds, config)
     return round(time.perf_counter() - started, 1)
 
 
@@ -196,9 +203,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--events-per-day", type=int, default=40_000, help="generated search events a day")
     parser.add_argument("--redetect", action="store_true", help="only the alert rules and incidents again")
+    parser.add_argument("--recount", action="store_true",
+                        help="the coverage states again from the stored samples, then the rules")
     parser.add_argument("--drop-logs", action="store_true", help="delete each day's logs once it has been run")
     args = parser.parse_args()
-    print_run(run(args.family, args.seed, args.events_per_day, redetect=args.redetect, drop_logs=args.drop_logs))
+    print_run(run(args.family, args.seed, args.events_per_day, redetect=args.redetect, recount=args.recount,
+                  drop_logs=args.drop_logs))
 
 
 if __name__ == "__main__":

@@ -43,15 +43,16 @@ def combinations(families: list[str], volumes: list[int], which: str) -> list[tu
     return [(family, volume, seed) for volume in volumes for family in families for seed in seeds_of(family, which)]
 
 
-def sweep(runs: list[tuple[str, int, int]], *, redetect: bool, rescore: bool, drop_logs: bool) -> None:
+def sweep(runs: list[tuple[str, int, int]], *, redetect: bool, rescore: bool, drop_logs: bool,
+          recount: bool = False) -> None:
     for number, (family, volume, seed) in enumerate(runs, 1):
         finished = (run_folder(family, volume, seed) / RESULT).exists()
-        if finished and not (redetect or rescore):
+        if finished and not (redetect or rescore or recount):
             print(f"[{number}/{len(runs)}] {family} {volume} s{seed}: done before, skipped")
             continue
         started = time.perf_counter()
         print(f"[{number}/{len(runs)}] {family} {volume} s{seed}")
-        print_run(run(family, seed, volume, redetect=redetect, drop_logs=drop_logs))
+        print_run(run(family, seed, volume, redetect=redetect, recount=recount, drop_logs=drop_logs))
         print(f"  ({time.perf_counter() - started:.0f} s)")
 
 
@@ -116,6 +117,7 @@ def main() -> None:
     parser.add_argument("--volumes", default="40k", help=f"comma-separated, of {', '.join(VOLUMES)} or numbers")
     parser.add_argument("--seeds", default="tuning", help="tuning, held_out or comma-separated numbers")
     parser.add_argument("--redetect", action="store_true", help="the alert rules again on stored states, rescore")
+    parser.add_argument("--recount", action="store_true", help="the states again from stored samples, then --redetect")
     parser.add_argument("--rescore", action="store_true", help="score the stored pages again")
     parser.add_argument("--drop-logs", action="store_true", help="delete each day's logs once it has been run")
     parser.add_argument("--summary", action="store_true", help="print the tables of finished runs; run nothing")
@@ -127,7 +129,7 @@ def main() -> None:
     volumes = [VOLUMES.get(v.strip().lower()) or int(v) for v in args.volumes.split(",")]
     runs = combinations(families, volumes, args.seeds)
     if not args.summary:
-        sweep(runs, redetect=args.redetect, rescore=args.rescore, drop_logs=args.drop_logs)
+        sweep(runs, redetect=args.redetect, rescore=args.rescore, drop_logs=args.drop_logs, recount=args.recount)
     print(summary(runs))
 
 

@@ -21,7 +21,8 @@ from feco.errors import ConfigError
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
-SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age")
+SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age", "age_band")
+Dimension = Literal["product_group", "region", "query_band", "product_age", "age_band"]
 
 
 # Strict: TOML has types, so `windows = "8"` is a mistake to report, not a string to coerce.
@@ -229,12 +230,8 @@ class Coverage(_Model):
 
 
 class Segments(_Model):
-    dimensions: list[Literal["product_group", "region", "query_band", "product_age"]] = Field(
-        default_factory=lambda: list(SEGMENT_DIMENSIONS)
-    )
-    crosses: list[list[Literal["product_group", "region", "query_band", "product_age"]]] = Field(
-        default_factory=list
-    )
+    dimensions: list[Dimension] = Field(default_factory=lambda: list(SEGMENT_DIMENSIONS))
+    crosses: list[list[Dimension]] = Field(default_factory=list)
     # Days of samples whose query counts set the bands, the day itself included. One day's
     # sample puts most queries near the torso/tail edge in a band by chance (a 30% drop in
     # tail queries measured 15%); a week's is stable, covers the weekly cycle and fills
@@ -244,15 +241,37 @@ class Segments(_Model):
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
     new_product_days: Annotated[int, Field(ge=1)] = 30
+    # Product age bands by days since first seen ('0d', '1-2d', '3-6d', '7-13d', '14-29d',
+    # '30-89d', '90d+'): cold start by age, and what explains a segment's coverage when its
+    # mix of product ages changes (a batch of new products lands: on its first day none of it
+    # has engagement yet, so the youngest bands are narrow). new_product_days is one of the
+    # edges, so the bands nest in product_age.
+    age_band_days: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 7, 14, 30, 90],
+                                                              min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> Segments:
         if self.head_share + self.torso_share >= 1:
             raise ValueError("head_share + torso_share must leave a tail (< 1)")
+        if self.age_band_days != sorted(set(self.age_band_days)):
+            raise ValueError(f"age_band_days {self.age_band_days} must grow, each edge once")
+        if self.new_product_days not in self.age_band_days:
+            raise ValueError(f"new_product_days ({self.new_product_days}) must be one of age_band_days "
+                             f"{self.age_band_days}, so that the age bands nest in new and established")
         for cross in self.crosses:
             if len(cross) < 2 or len(set(cross)) != len(cross):
                 raise ValueError(f"cross {cross} needs two or more different dimensions")
         return self
+
+    def age_bands(self) -> list[tuple[str, int]]:
+        """(label, lower edge in days) of each age band, youngest first: ('0d', 0), ('1-2d', 1) ... ('90d+', 90)."""
+        edges = [0, *self.age_band_days]
+        return ([(f"{low}d" if high == low + 1 else f"{low}-{high - 1}d", low) for low, high in zip(edges, edges[1:])]
+                + [(f"{edges[-1]}d+", edges[-1])])
+
+    def new_age_bands(self) -> list[str]:
+        """The age bands of product_age = 'new'."""
+        return [label for label, low in self.age_bands() if low < self.new_product_days]
 
     def names(self) -> list[tuple[str, ...]]:
         """Every segment dimension to compute, as column tuples; ``()`` is the global one."""
@@ -326,6 +345,9 @@ class Incidents(_Model):
     # Crosses of dimensions multiply the cells judged (and so the false alarms); their
     # incidents are tracked and listed, and page only when this is on.
     page_crosses: bool = False
+    # Product age bands chart cold start and explain a segment's mix of ages; their incidents
+    # are tracked and listed (product_age pages for new products), and page only when this is on.
+    page_age_bands: bool = False
     # Days of history before a drop pages: the drop rule learns the weekly pattern from two of
     # every weekday, and before that a weekday swing looks like a drop. Incidents are tracked
     # and listed from the first day; floors, missing values and columns page from the first day.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
-SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age"]
+SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age", "age_band"]
 ROW_NUMBER = "feco_row_number"
 
 STATE_SCHEMA = {
@@ -157,16 +157,27 @@ def row_segments_query(columns: list[str], carried: list[str], *, ds: date, conf
     ``carried`` select expressions through, and the parameters it binds."""
     params = {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share,
               "new_since": ds - timedelta(days=config.segments.new_product_days)}
+    bands = config.segments.age_bands()
+    params |= {f"age_since_{i}": ds - timedelta(days=low) for i, (_, low) in enumerate(bands[1:])}
     selected = _segment_sources(columns, config=config, quote=quote) + carried
-    statement = (sql("coverage/row_segments").replace("$", marker)
-                 .replace("{canonical_columns}", ",\n           ".join(selected)))
+    statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(bands))
+                 .replace("$", marker).replace("{canonical_columns}", ",\n           ".join(selected)))
     return statement, params
+
+
+def _age_band_case(bands: list[tuple[str, int]]) -> str:
+    """The CASE naming a row's age band: younger than an edge when first seen after the
+    edge's date (the labels come from the config's whole numbers, not from data)."""
+    whens = [f"WHEN CAST(sample.raw_first_seen AS DATE) > $age_since_{i} THEN '{label}'"
+             for i, (label, _) in enumerate(bands[:-1])]
+    return (f"CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown' {' '.join(whens)} "
+            f"ELSE '{bands[-1][0]}' END")
 
 
 def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
                  band_history: pl.DataFrame | None = None) -> pl.DataFrame:
     """Each of ``rows``' segment values, as coverage counts them that day: ``product_group``,
-    ``region``, ``query_band``, ``product_age`` ('unknown' where a value is NULL or its
+    ``region``, ``query_band``, ``product_age``, ``age_band`` ('unknown' where a value is NULL or its
     dimension is not configured), one row per input row, in order.
 
     ``rows`` are sampled rows with the team's column names; ``band_history`` as for
@@ -201,6 +212,7 @@ def _segment_sources(available: list[str], *, config: Config, quote) -> list[str
     needed = {"raw_query": "query_band", "raw_product_group": "product_group", "raw_region": "region",
               "raw_first_seen": "product_age"}
     used = {d for dims in config.segments.names() for d in dims}
+    used |= {"product_age"} if "age_band" in used else set()  # both from the first-seen date
     selected = [f"{quote(columns.event_id)} AS event_id"]
     for name, source in sources.items():
         if needed[name] in used and source not in available:

@@ -134,6 +134,8 @@ def test_product_age_and_unknown_values(tmp_path):
                          product_first_seen=seen, region=["US", None, "DE", "DE"], query=["q1", None, "q1", "q1"])
     states, _ = compute_states(frame, ds=DAY, config=config)
     assert segment_rows(states, "product_age") == {"new": 2, "established": 1, "unknown": 1}
+    # age bands nest in product_age: 0 and 29 days are new (0d, 14-29d), 30 is established
+    assert segment_rows(states, "age_band") == {"0d": 1, "14-29d": 1, "30-89d": 1, "unknown": 1}
     assert segment_rows(states, "region") == {"US": 1, "unknown": 1, "DE": 2}
     assert segment_rows(states, "query_band")["unknown"] == 1
 
@@ -143,7 +145,7 @@ def test_segment_names_and_crosses(tmp_path):
     states, _ = compute_states(make_events(DAY, events=50).with_columns(
         pl.lit(0, pl.Int16).alias("window")), ds=DAY, config=config)
     dims = set(states["segment_dim"])
-    assert dims == {"all", "product_group", "region", "query_band", "product_age",
+    assert dims == {"all", "product_group", "region", "query_band", "product_age", "age_band",
                     "region x query_band"}
     crossed = states.filter(segment_dim="region x query_band")["segment_value"]
     assert all(" x " in v for v in crossed)

@@ -22,7 +22,7 @@ from feco.alerts.rules.missing import (
 )
 from feco.alerts.rules.volume import VOLUME_DROP, describe_volume_drop, volume_collapse
 from feco.alerts.severity import severity
-from feco.config import Alerts, Config, Incidents, ReferencePeriod
+from feco.config import Alerts, Config, Incidents, ReferencePeriod, Segments
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
@@ -56,7 +56,7 @@ def detect_alerts(
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
                           reference=settings.decay.reference or config.coverage.reference,
-                          band_days=config.segments.band_days, sources=config.logs.source_features())
+                          segments=config.segments, sources=config.logs.source_features())
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
     collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
@@ -95,11 +95,13 @@ def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: i
 
 
 def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, moving_average_days: int = 7,
-                 reference: ReferencePeriod | None = None, band_days: int = 1,
+                 reference: ReferencePeriod | None = None, segments: Segments | None = None,
                  sources: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
     (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
-    ``band_days`` days of samples), its upstream source (``sources``), how much its weekly level wanders
+    ``segments.band_days`` days of samples; all traffic and the product-age segments are
+    judged against their previous days as today's mix of age bands would have given them),
+    its upstream source (``sources``), how much its weekly level wanders
     (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
     compare siblings, and the day's per-series false-alarm rate ``alpha`` under the false-page
     budget (``feco.alerts.budget``).
@@ -111,9 +113,11 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         alert_inputs(conn, date(2026, 1, 21), alerts=config.alerts).columns[:4]
         # ['feature', 'segment_dim', 'segment_value', 'n_rows']
     """
-    bands_from = named_query(conn, "bands_from", {"band_days": band_days}).item()
+    segments = segments or Segments()
+    bands_from = named_query(conn, "bands_from", {"band_days": segments.band_days}).item()
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": alerts.drop.baseline_days, "bands_from": bands_from,
+        "new_bands": segments.new_age_bands(),
         "spread_days": alerts.drop.spread_days,
         "weekly": alerts.weekly,
         "ref_start": reference.start if reference else None,
@@ -146,11 +150,13 @@ def _judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:
 
 def _pageable(incidents: Incidents) -> pl.Expr:
     """All traffic, and segments holding ``page_min_share`` of the feature's rows that day
-    (not crosses of dimensions unless they page)."""
+    (not crosses of dimensions nor age bands unless they page)."""
     share = pl.col("n_rows") / pl.col("n_rows").filter(pl.col("segment_dim") == "all").first().over("feature")
     cross = pl.col("segment_dim").str.contains(" x ", literal=True)
+    age_band = pl.col("segment_dim") == "age_band"
     return (pl.col("segment_dim") == "all") | (
-        (share >= incidents.page_min_share).fill_null(False) & (pl.lit(incidents.page_crosses) | ~cross))
+        (share >= incidents.page_min_share).fill_null(False) & (pl.lit(incidents.page_crosses) | ~cross)
+        & (pl.lit(incidents.page_age_bands) | ~age_band))
 
 
 def judged_on_history(inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:

@@ -261,6 +261,8 @@ class _Day:
             return False
         if " x " in head["segment_dim"] and not self.settings.page_crosses:
             return False
+        if head["segment_dim"] == "age_band" and not self.settings.page_age_bands:
+            return False
         place = head if contains(_segment(head), _segment(state)) else state
         if place["segment_dim"] == "all":
             return True

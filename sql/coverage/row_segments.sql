@@ -9,9 +9,11 @@
 -- The relation `band_history` (query, n) holds the sampled events per query of the days
 -- before ds that set the bands with it (empty for bands from the day alone).
 -- Params: $head_share, $torso_share (query bands by share of those sampled events);
--- $new_since (a product first seen after it is new).
--- Output: the canonical columns, then product_group, region, query_band, product_age
--- (NULL segment values read 'unknown').
+-- $new_since (a product first seen after it is new); $age_since_0.. (the age bands' edges as
+-- first-seen dates, youngest first: the age_bands placeholder is filled by feco.coverage with
+-- the CASE that names each band).
+-- Output: the canonical columns, then product_group, region, query_band, product_age,
+-- age_band (NULL segment values read 'unknown').
 WITH sample AS (
     SELECT {canonical_columns}
     FROM sample_rows
@@ -45,6 +47,7 @@ SELECT sample.*,
        coalesce(bands.band, 'unknown') AS query_band,
        CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown'
             WHEN CAST(sample.raw_first_seen AS DATE) > $new_since THEN 'new'
-            ELSE 'established' END AS product_age
+            ELSE 'established' END AS product_age,
+       {age_bands} AS age_band
 FROM sample
 LEFT JOIN bands ON bands.query = sample.raw_query;

@@ -8,7 +8,13 @@
 -- (such days a reference needs: a segment too young or too small then has none); $ma_days
 -- (the moving average's length); $weekly (adjust the baseline for the day of the week);
 -- $bands_from (the first day whose query bands were drawn from their whole window of days:
--- a reference day before it is not a day of the same query-band segment).
+-- a reference day before it is not a day of the same query-band segment); $new_bands (the
+-- age bands of new products).
+-- All traffic and the product-age segments are judged against their previous days as today's
+-- mix of product ages would have given them: each earlier day's coverage times the ratio of
+-- today's to that day's coverage predicted from its rows per age band at the bands' usual
+-- levels (a batch of new products landing changes the mix, not the data's health). The
+-- moving average, the ratio to the rest's 7-day mean and the reference stay plain.
 -- Output, per feature and segment:
 --   n_rows, observed (coverage on ds), missing_share;
 --   windows, std_error (sd of the day's window coverages / sqrt(windows): the windows are
@@ -61,16 +67,55 @@ window_spread AS (
     FROM day_windows
     GROUP BY feature, segment_dim, segment_value
 ),
+age_bands AS (
+    -- Each age band's coverage on the days the history needs, and whether it is a band of new
+    -- products (a batch of new products landing changes a segment's mix of product ages).
+    SELECT ds, feature, segment_value AS band, n_rows, coverage,
+           CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
+    FROM feco_daily
+    WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
+      AND ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+),
+band_levels AS (
+    SELECT feature, band, avg(coverage) AS level
+    FROM age_bands
+    WHERE ds < $ds AND n_rows >= $min_rows
+    GROUP BY feature, band
+),
+age_mixes AS (
+    -- Each day's coverage of all traffic and of new and established products as their mix of
+    -- age bands predicts it at the bands' usual levels (bands seen before only).
+    SELECT ds, feature, segment_dim, segment_value, sum(n_rows * level) / nullif(sum(n_rows), 0) AS mix
+    FROM (SELECT ds, feature, 'all' AS segment_dim, 'all' AS segment_value, n_rows, level
+          FROM age_bands JOIN band_levels USING (feature, band)
+          UNION ALL
+          SELECT ds, feature, 'product_age', age, n_rows, level
+          FROM age_bands JOIN band_levels USING (feature, band))
+    GROUP BY ALL
+),
+mix_factors AS (
+    -- Scales a day's coverage to ds's mix of product ages.
+    SELECT day.ds, day.feature, day.segment_dim, day.segment_value, today.mix / nullif(day.mix, 0) AS factor
+    FROM age_mixes AS day
+    JOIN age_mixes AS today
+        ON today.ds = $ds AND today.feature = day.feature
+       AND today.segment_dim = day.segment_dim AND today.segment_value = day.segment_value
+),
 recent AS (
     -- The days the history needs and ds itself, each segment with the coverage of the rest
-    -- of traffic that day (the global counts less the segment's).
-    SELECT *,
-           (any_value(n_covered) FILTER (WHERE segment_dim = 'all') OVER same_day - n_covered)
-               / nullif(any_value(n_rows) FILTER (WHERE segment_dim = 'all') OVER same_day - n_rows, 0)
+    -- of traffic that day (the global counts less the segment's) and, for all traffic and the
+    -- product-age segments, its coverage as it would have been with ds's mix of product ages
+    -- (as_today; the plain coverage elsewhere).
+    SELECT daily.*,
+           daily.coverage * coalesce(factor.factor, 1) AS as_today,
+           (any_value(daily.n_covered) FILTER (WHERE daily.segment_dim = 'all') OVER same_day - daily.n_covered)
+               / nullif(any_value(daily.n_rows) FILTER (WHERE daily.segment_dim = 'all') OVER same_day
+                        - daily.n_rows, 0)
                AS rest_coverage
-    FROM feco_daily
-    WHERE ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
-    WINDOW same_day AS (PARTITION BY ds, feature)
+    FROM feco_daily AS daily
+    LEFT JOIN mix_factors AS factor USING (ds, feature, segment_dim, segment_value)
+    WHERE daily.ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+    WINDOW same_day AS (PARTITION BY daily.ds, daily.feature)
 ),
 drop_days AS (
     SELECT DISTINCT ds, feature, segment_dim, segment_value
@@ -78,8 +123,10 @@ drop_days AS (
     WHERE rule = 'drop_vs_moving_average'
 ),
 previous_days AS (
-    SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.coverage,
-           daily.missing_share, daily.coverage / nullif(daily.rest_coverage, 0) AS rest_ratio,
+    SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.as_today AS coverage,
+           daily.coverage AS plain_coverage,
+           daily.missing_share, daily.as_today / nullif(daily.rest_coverage, 0) AS rest_ratio,
+           daily.rest_coverage,
            own.ds IS NULL AND everywhere.ds IS NULL AS normal
     FROM recent AS daily
     LEFT JOIN drop_days AS own
@@ -101,16 +148,20 @@ history AS (
            avg(rest_ratio) FILTER (WHERE ds >= $ds - to_days($baseline_days) AND normal) AS rest_ratio,
            stddev_samp(rest_ratio) FILTER (WHERE normal) AS ratio_sd,
            count(rest_ratio) FILTER (WHERE normal) - 1 AS ratio_df,
-           sum(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
-           count(coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days,
-           sum(rest_ratio) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_ratio_sum,
-           count(rest_ratio) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_ratio_days
+           sum(plain_coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_sum,
+           count(plain_coverage) FILTER (WHERE ds > $ds - to_days($ma_days)) AS recent_days,
+           sum(plain_coverage / nullif(rest_coverage, 0)) FILTER (WHERE ds > $ds - to_days($ma_days))
+               AS recent_ratio_sum,
+           count(plain_coverage / nullif(rest_coverage, 0)) FILTER (WHERE ds > $ds - to_days($ma_days))
+               AS recent_ratio_days
     FROM previous_days
     GROUP BY feature, segment_dim, segment_value
 ),
 normal_days AS (
-    SELECT ds, feature, segment_dim, segment_value, coverage, rest_ratio, isodow(ds) AS weekday,
+    SELECT ds, feature, segment_dim, segment_value, coverage, plain_coverage, rest_ratio, rest_coverage,
+           isodow(ds) AS weekday,
            avg(coverage) OVER same_weekday AS weekday_mean,
+           avg(plain_coverage) OVER same_weekday AS plain_weekday_mean,
            count(coverage) OVER same_weekday AS weekday_count
     FROM previous_days
     WHERE normal
@@ -130,14 +181,15 @@ weekly AS (
 ),
 adjusted AS (
     SELECT normal_days.*,
-           coverage - CASE WHEN weekly.feature IS NULL THEN 0 ELSE weekday_mean END AS residual
+           plain_coverage - CASE WHEN weekly.feature IS NULL THEN 0 ELSE plain_weekday_mean END AS residual,
+           plain_coverage / nullif(rest_coverage, 0) AS plain_ratio
     FROM normal_days
     LEFT JOIN weekly USING (feature, segment_dim, segment_value)
 ),
 successive AS (
     SELECT *,
            residual - lag(residual) OVER series AS residual_change,
-           rest_ratio - lag(rest_ratio) OVER series AS ratio_change,
+           plain_ratio - lag(plain_ratio) OVER series AS ratio_change,
            ds - lag(ds) OVER series = 1 AS consecutive
     FROM adjusted
     WINDOW series AS (PARTITION BY feature, segment_dim, segment_value ORDER BY ds)
@@ -146,7 +198,8 @@ noise AS (
     -- The days' own noise free of a slow trend: half the mean squared change between
     -- consecutive normal days (weekday-adjusted where the weekly pattern applies; von
     -- Neumann's estimator, about 2/3 as efficient as a sample variance), for the decay rule,
-    -- whose 7-day average a decline under way would otherwise seem to vary by.
+    -- whose 7-day average a decline under way would otherwise seem to vary by. Of the plain
+    -- coverage, as the decay judges it.
     SELECT feature, segment_dim, segment_value,
            sqrt(avg(residual_change ^ 2) FILTER (WHERE consecutive) / 2) AS noise_sd,
            count(residual_change) FILTER (WHERE consecutive) * 2 / 3 AS noise_df,
