@@ -416,6 +416,10 @@ class Alerts(_Model):
     # day with the baseline shifted by its weekday's usual deviation; both rules measure the
     # day-to-day spread net of it. Applied where every weekday has two days to learn from.
     weekly: bool = True
+    # All traffic and the product-age segments are judged against their own history only while
+    # their mix of product ages shares at least this much with it (new products launched in
+    # monthly batches replace the segment wholesale: its past says nothing of its present).
+    min_age_overlap: Annotated[float, Field(ge=0, le=1)] = 0.5
     drop: DropSettings = Field(default_factory=DropSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
     missing: MissingSettings = Field(default_factory=MissingSettings)

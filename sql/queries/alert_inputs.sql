@@ -13,8 +13,10 @@
 -- All traffic and the product-age segments are judged against their previous days as today's
 -- mix of product ages would have given them: each earlier day's coverage times the ratio of
 -- today's to that day's coverage predicted from its rows per age band at the bands' usual
--- levels (a batch of new products landing changes the mix, not the data's health). The
--- moving average, the ratio to the rest's 7-day mean and the reference stay plain.
+-- levels (a batch of new products landing changes the mix, not the data's health); their
+-- reference likewise to the mix of the moving average's days. The moving average and the
+-- ratios to the rest stay plain. A segment whose mix of ages has little in common with its
+-- history's (history_overlap, reference_overlap) is not judged by that history.
 -- Output, per feature and segment:
 --   n_rows, observed (coverage on ds), missing_share;
 --   windows, std_error (sd of the day's window coverages / sqrt(windows): the windows are
@@ -52,7 +54,11 @@
 --   reference (mean daily coverage over the reference days with at least $min_rows rows, from
 --     $bands_from on for query-band segments),
 --     reference_days, rest_reference (the mean of the segment's daily ratios to the rest over
---     those days).
+--     those days), scaled for all traffic and the product-age segments to the mix of product
+--     ages of the moving average's days;
+--   history_overlap, reference_overlap: for those segments, the share of ds's rows in age
+--     bands the baseline days' (the reference days') mix holds too: the sum over bands of the
+--     smaller of the two shares (NULL elsewhere, or without such days).
 WITH day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
            n_covered / nullif(n_rows, 0) AS coverage
@@ -74,7 +80,8 @@ age_bands AS (
            CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
     FROM feco_daily
     WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
-      AND ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+      AND (ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
+           OR ds BETWEEN $ref_start AND $ref_end)
 ),
 band_levels AS (
     SELECT feature, band, avg(coverage) AS level
@@ -100,6 +107,14 @@ mix_factors AS (
     JOIN age_mixes AS today
         ON today.ds = $ds AND today.feature = day.feature
        AND today.segment_dim = day.segment_dim AND today.segment_value = day.segment_value
+),
+reference_mix AS (
+    -- Scales the reference to the mix of product ages of the moving average's days.
+    SELECT feature, segment_dim, segment_value,
+           avg(mix) FILTER (WHERE ds > $ds - to_days($ma_days))
+               / nullif(avg(mix) FILTER (WHERE ds BETWEEN $ref_start AND $ref_end), 0) AS factor
+    FROM age_mixes
+    GROUP BY ALL
 ),
 recent AS (
     -- The days the history needs and ds itself, each segment with the coverage of the rest
@@ -218,6 +233,57 @@ reference_days AS (
     WHERE ds BETWEEN $ref_start AND $ref_end
     WINDOW same_day AS (PARTITION BY ds, feature)
 ),
+age_periods AS (
+    -- Rows per age band on ds, over the baseline days and over the reference days: a segment
+    -- whose products are of other ages than in its history (a monthly batch of new products
+    -- replacing the last) is not the segment its history describes.
+    SELECT CASE WHEN ds = $ds THEN 'today' ELSE 'baseline' END AS period, ds, feature,
+           segment_value AS band, n_rows
+    FROM feco_daily
+    WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
+      AND ds BETWEEN $ds - to_days($baseline_days) AND $ds
+    UNION ALL
+    SELECT 'reference', ds, feature, segment_value, n_rows
+    FROM feco_daily
+    WHERE segment_dim = 'age_band' AND segment_value <> 'unknown' AND ds BETWEEN $ref_start AND $ref_end
+),
+period_bands AS (
+    SELECT period, ds, feature, 'all' AS segment_dim, 'all' AS segment_value, band, n_rows
+    FROM age_periods
+    UNION ALL
+    SELECT period, ds, feature, 'product_age',
+           CASE WHEN list_contains($new_bands, band) THEN 'new' ELSE 'established' END, band, n_rows
+    FROM age_periods
+),
+period_mix AS (
+    -- Each band's mean share of its segment's rows over a period's days.
+    SELECT period, feature, segment_dim, segment_value, band,
+           sum(share) / any_value(days) AS share
+    FROM (SELECT *, n_rows / sum(n_rows) OVER (PARTITION BY period, ds, feature, segment_dim, segment_value) AS share,
+                 count(DISTINCT ds) OVER (PARTITION BY period, feature, segment_dim, segment_value) AS days
+          FROM period_bands)
+    GROUP BY ALL
+),
+band_shares AS (
+    SELECT feature, segment_dim, segment_value, band,
+           coalesce(sum(share) FILTER (WHERE period = 'today'), 0) AS today,
+           coalesce(sum(share) FILTER (WHERE period = 'baseline'), 0) AS baseline,
+           coalesce(sum(share) FILTER (WHERE period = 'reference'), 0) AS reference,
+           count(*) FILTER (WHERE period = 'baseline') AS baseline_seen,
+           count(*) FILTER (WHERE period = 'reference') AS reference_seen
+    FROM period_mix
+    GROUP BY ALL
+),
+age_overlap AS (
+    -- The share of ds's rows in a segment that its history's mix of product ages holds too
+    -- (the sum over bands of the smaller share): 1 for the same mix, 0 for none in common;
+    -- NULL without history.
+    SELECT feature, segment_dim, segment_value,
+           CASE WHEN sum(baseline_seen) > 0 THEN sum(least(today, baseline)) END AS history_overlap,
+           CASE WHEN sum(reference_seen) > 0 THEN sum(least(today, reference)) END AS reference_overlap
+    FROM band_shares
+    GROUP BY ALL
+),
 reference AS (
     SELECT feature, segment_dim, segment_value,
            CASE WHEN count(*) >= $ref_min_days THEN avg(coverage) END AS reference,
@@ -248,12 +314,15 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        (coalesce(history.recent_ratio_sum, 0) + today.coverage / nullif(today.rest_coverage, 0))
            / (coalesce(history.recent_ratio_days, 0) + 1) AS ratio_ma7,
        noise.noise_sd, noise.noise_df, noise.ratio_noise_sd, noise.ratio_noise_df,
-       reference.reference, reference.reference_days, reference.rest_reference
+       reference.reference * coalesce(reference_mix.factor, 1) AS reference, reference.reference_days, reference.rest_reference,
+       age_overlap.history_overlap, age_overlap.reference_overlap
 FROM recent AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
 LEFT JOIN history USING (feature, segment_dim, segment_value)
 LEFT JOIN weekly USING (feature, segment_dim, segment_value)
 LEFT JOIN noise USING (feature, segment_dim, segment_value)
 LEFT JOIN reference USING (feature, segment_dim, segment_value)
+LEFT JOIN reference_mix USING (feature, segment_dim, segment_value)
+LEFT JOIN age_overlap USING (feature, segment_dim, segment_value)
 WHERE today.ds = $ds
 ORDER BY today.feature, today.segment_dim, today.segment_value;

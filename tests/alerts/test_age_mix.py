@@ -6,14 +6,14 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from feco.alerts.detect import detect_alerts
+from feco.alerts.detect import alert_inputs, detect_alerts
 from feco.warehouse import open_for_write
 from logbuilder import make_config
 
 START = date(2026, 3, 2)
 DAYS = [START + timedelta(days=i) for i in range(36)]
 LEVEL = {"0d": 0.05, "90d+": 0.6}  # a product's first day has no engagement yet
-AGE = {"0d": "new", "90d+": "established"}
+AGE = {"0d": "new", "14-29d": "new", "90d+": "established"}
 
 
 def rows_on(ds: date, last: date) -> dict[str, int]:
@@ -55,3 +55,20 @@ def test_a_batch_of_new_products_is_no_drop_of_all_traffic(tmp_path):
 def test_a_real_drop_on_a_batch_day_still_shows(tmp_path):
     fired = drops_on_the_last_day(tmp_path, outage=True)
     assert ("all", "all") in set(zip(fired["segment_dim"], fired["segment_value"]))
+
+
+def test_the_overlap_of_a_segments_age_mix_with_its_history(tmp_path):
+    # a monthly batch: last month's new products (14-29 days old) gave way to today's (0 days)
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]}, alerts={"min_rows": 100})
+    with open_for_write(config.paths.warehouse) as conn:
+        for ds in DAYS[:8]:
+            replaced = ds == DAYS[7]
+            rows = {"0d" if replaced else "14-29d": 500, "90d+": 1500}
+            write_day(conn, ds, rows, {band: 0.5 for band in rows})
+        inputs = alert_inputs(conn, DAYS[7], alerts=config.alerts, segments=config.segments)
+    overlap = {(row["segment_dim"], row["segment_value"]): row["history_overlap"] for row in inputs.to_dicts()}
+    assert overlap[("product_age", "new")] == 0.0
+    assert overlap[("product_age", "established")] == 1.0
+    assert overlap[("all", "all")] == 0.75
+    assert overlap[("age_band", "0d")] is None

@@ -29,12 +29,14 @@ def inputs(**columns) -> pl.DataFrame:
                 "wander_weeks": 4, "week_var": 0.0, "rest_reference": None, "ratio_ma7": None, "rest_ratio": None,
                 "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
                 "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD,
-                "missing_sd": None, "missing_df": None, "source": None}
+                "missing_sd": None, "missing_df": None, "source": None,
+                "history_overlap": None, "reference_overlap": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
     floats = ["rest_baseline", "rest_baseline_sd", "rest_reference", "ratio_ma7", "rest_ratio", "ratio_noise_sd",
-              "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df"]
+              "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df",
+              "history_overlap", "reference_overlap"]
     return pl.DataFrame(data, strict=False).with_columns(pl.col(floats).cast(pl.Float64))
 
 
@@ -106,6 +108,16 @@ def test_a_swing_of_all_traffic_is_judged_once_in_all_traffic_not_in_every_segme
     assert fired["segment_dim"].to_list() == ["all"]
     fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"against_rest": False}}))
     assert fired["segment_dim"].to_list() == ["all", "region"]
+
+
+def test_a_segment_of_other_product_ages_than_its_history_is_not_judged_by_it():
+    # a monthly batch of new products replaces the last: 0d products today, 14-29d before
+    fell = dict(observed=0.3, coverage_ma7=0.3, segment_dim="product_age", segment_value="new")
+    same, replaced = (inputs(**fell, history_overlap=o, reference_overlap=o) for o in (0.9, 0.1))
+    assert DropRule().detect(same, Alerts()).height == 1
+    assert DecayRule().detect(same, Alerts()).height == 1
+    assert DropRule().detect(replaced, Alerts()).height == 0
+    assert DecayRule().detect(replaced, Alerts()).height == 0
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():

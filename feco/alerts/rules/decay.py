@@ -31,7 +31,7 @@ from __future__ import annotations
 import polars as pl
 
 from feco.alerts.budget import critical_value, satterthwaite_df
-from feco.alerts.rules import coverage_line, drop_columns, fired
+from feco.alerts.rules import OWN_HISTORY, coverage_line, drop_columns, fired, same_ages
 from feco.config import Alerts
 
 AGAINST_REST = "its usual ratio to the rest of traffic in the reference period"
@@ -52,7 +52,8 @@ class DecayRule:
         margin = pl.max_horizontal(pl.col("reference_level") * rule.relative,
                                    pl.lit(rule.absolute) / pl.col("scale"), spread)
         firing = (
-            judged.filter(pl.col("reference_level").is_not_null() & pl.col("decay_sd").is_not_null())
+            judged.filter(pl.col("reference_level").is_not_null() & pl.col("decay_sd").is_not_null()
+                          & same_ages("reference_overlap", settings.min_age_overlap))
             .with_columns(
                 (pl.col("average_level") * pl.col("scale")).alias("observed"),
                 (pl.col("reference_level") * pl.col("scale")).alias("baseline"),
@@ -72,10 +73,10 @@ class DecayRule:
 
 
 def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
-    """Each row's decay series: its own coverage (all traffic, or any segment when
-    ``against_rest`` is off) or its ratio to the rest of traffic, with the null spread of
+    """Each row's decay series: its own coverage (``OWN_HISTORY`` segments, or any segment
+    when ``against_rest`` is off) or its ratio to the rest of traffic, with the null spread of
     the 7-day average against the reference, in that series' units."""
-    by_rest = (pl.lit(against_rest) & (pl.col("segment_dim") != "all")
+    by_rest = (pl.lit(against_rest) & ~pl.col("segment_dim").is_in(OWN_HISTORY)
                & pl.col("rest_reference").is_not_null() & pl.col("ratio_ma7").is_not_null())
     pick = lambda rest, own: pl.when(by_rest).then(pl.col(rest)).otherwise(pl.col(own))  # noqa: E731
     series = inputs.with_columns(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from feco.alerts.budget import critical_value
-from feco.alerts.rules import coverage_line, drop_columns, fired
+from feco.alerts.rules import OWN_HISTORY, coverage_line, drop_columns, fired, same_ages
 from feco.config import Alerts, DropSettings
 
 AGAINST_REST = "what its usual ratio to the rest of traffic predicts"
@@ -45,7 +45,8 @@ class DropRule:
         fires = (pl.when(by_rest).then(fell & _below(against_rest, rule.min_windows))
                  .otherwise(_below(own, rule.min_windows)))
         firing = (
-            inputs.filter(pl.col("baseline").is_not_null() & fires)
+            inputs.filter(pl.col("baseline").is_not_null() & fires
+                          & same_ages("history_overlap", settings.min_age_overlap))
             .with_columns(
                 pl.when(by_rest).then(pl.col("rest_baseline")).otherwise(pl.col("baseline")).alias("baseline"),
                 pl.when(by_rest).then(against_rest).otherwise(own).alias("threshold"),
@@ -77,8 +78,9 @@ def _alpha(inputs: pl.DataFrame) -> float:
 
 
 def _judged_against_rest(rule: DropSettings) -> pl.Expr:
-    """A segment other than all traffic, with a rest to compare with."""
-    return (pl.lit(rule.against_rest) & (pl.col("segment_dim") != "all")
+    """A segment judged against the rest of traffic (not ``OWN_HISTORY``), with a rest to
+    compare with."""
+    return (pl.lit(rule.against_rest) & ~pl.col("segment_dim").is_in(OWN_HISTORY)
             & pl.col("rest_baseline").is_not_null() & pl.col("rest_baseline_sd").is_not_null()).fill_null(False)
 
 
