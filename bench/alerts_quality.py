@@ -1,352 +1,214 @@
-"""Alert quality on generated logs with known incidents: feco's rules against two peer baselines.
+"""Alert quality: one (family, volume, seed) run of the daily pipeline on a world with known
+incidents, scored by the pages a person would have received.
 
-Generates 63 days of search logs with injected incidents (10–100% relative, 1–5 days, global
-and single-segment in segments of different traffic share, steps and gradual decays) and
-clean stretches, runs the daily pipeline on every day, and scores, with the generator's
-incidents.json as ground truth:
+The family (bench/alert_worlds.py) draws the world and its incidents from the seed; the logs
+are generated a day at a time and each day is run through ``feco.tasks.run_day`` as the
+schedule would (no delivery), on configs/feco.toml with the bench's paths, 1,000 events a
+sampling window, the decay reference on the 14 clean days and, for the LTR world, its own
+features. bench/alert_scoring.py scores the warehouse's pages; the figures go to
+``bench/out/alerts_quality/<family>_<volume>_s<seed>/result.json`` and are printed.
 
-- recall per incident: an alert on the incident's feature in its segment or the segment's
-  parent, within one day of onset for steps and within 7 days for decays;
-- false alerts per 1,000 feature x segment-days on clean stretches (a feature's days outside
-  its incidents and the 7 days after them; open (notified) alerts only, for feco);
-- median detection delay in days.
+    nice -n 10 .venv/bin/python bench/alerts_quality.py --family base --seed 3 --events-per-day 40000
+    nice -n 10 .venv/bin/python bench/alerts_quality.py --family base --seed 3 --events-per-day 40000 --redetect
+    nice -n 10 .venv/bin/python bench/alerts_quality.py --family ltr --seed 5 --events-per-day 1000000 --drop-logs
 
-The baselines run on the same daily coverage: a Deequ-style relative rate of change (alert
-when coverage falls more than 10% below the previous day's) and a fixed band (alert when it
-falls more than 10% below the mean of a reference period, the first 14 days). Only drops are
-scored for every method. Prints tables; asserts nothing.
-
-    .venv/bin/python bench/alerts_quality.py            # generates once into bench/out/
-    .venv/bin/python bench/alerts_quality.py --redetect # only the alert rules again
-    .venv/bin/python bench/alerts_quality.py --seed 11  # the same incidents on other logs
-
-The thresholds in configs/feco.toml were chosen on seeds 3 and 11 and checked on others (the
-README's Alerts section says which seeds were seen when); a new seed is a held-out check.
+``--redetect`` runs only the alert rules and incidents again on the stored samples and states
+(what to iterate a method with); ``--drop-logs`` deletes each day's logs once it has been run
+(the 1M-event days take ~0.35 GB each). A run that stopped half-way starts again from scratch.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import statistics
+import os
+import shutil
+import subprocess
+import sys
 import time
 from datetime import date, timedelta
 from pathlib import Path
 
-import polars as pl
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from alert_scoring import load_incidents, load_row_shares, score_run
+from alert_worlds import FAMILIES, Scenario, scenario
+
+from feco.generator import generate_logs
+from feco.generator.ltr_world import generate_ltr_logs
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out" / "alerts_quality"
-SEED = 3
-START = date(2026, 1, 5)
-DAYS = 63
-EVENTS_PER_DAY = 150_000
-REFERENCE_DAYS = 14
-WARMUP = 7
+EVENTS_PER_WINDOW = 1_000
+VOLUMES = {"10k": 10_000, "40k": 40_000, "150k": 150_000, "1m": 1_000_000}
+PIPELINE_DONE = "pipeline.json"
+RESULT = "result.json"
 
 
-def day(offset: int) -> date:
-    return START + timedelta(days=offset)
+def volume_label(events_per_day: int) -> str:
+    return next((label for label, n in VOLUMES.items() if n == events_per_day), str(events_per_day))
 
 
-# (feature, first day offset, days, share, kind, shape, segment)
-INCIDENTS = [
-    ("eng_ctr_7d", 15, 3, 0.9, "zero", "step", None),
-    ("eng_ctr_30d", 18, 2, 0.2, "zero", "step", "region:DE"),
-    ("meta_rating", 20, 1, 0.5, "null", "step", None),
-    ("pers_brand_affinity", 22, 4, 0.3, "zero", "step", "query_band:tail"),
-    ("price_discount_pct", 24, 2, 0.25, "zero", "step", None),
-    ("eng_dwell_time", 26, 5, 0.5, "zero", "step", "product_group:electronics"),
-    ("text_bm25_title", 28, 1, 0.2, "zero", "step", None),
-    ("eng_views_7d", 30, 3, 0.1, "zero", "step", None),
-    ("eng_query_clicks_90d", 32, 2, 0.4, "zero", "step", "region:UK"),
-    ("meta_review_count", 34, 1, 1.0, "zero", "step", "region:JP"),
-    ("eng_purchase_rate_30d", 38, 2, 0.2, "zero", "step", "query_band:head"),
-    ("price_promo_flag", 40, 3, 0.6, "zero", "step", "region:BR"),
-    ("text_embedding_sim", 42, 2, 0.3, "zero", "step", "product_age:new"),
-    ("eng_ctr_7d", 45, 1, 0.2, "zero", "step", "region:US"),
-    ("meta_seller_rating", 47, 3, 0.25, "null", "step", None),
-    ("eng_ctr_30d", 50, 4, 0.15, "zero", "step", None),
-    ("pers_price_affinity", 52, 2, 0.5, "zero", "step", "region:FR"),
-    ("eng_query_purchases_90d", 55, 2, 0.3, "zero", "step", "product_group:fashion"),
-    ("eng_atc_rate_30d", 20, 14, 0.4, "zero", "decay", None),
-    ("pers_category_affinity", 36, 14, 0.3, "zero", "decay", None),
-    ("eng_views_7d", 44, 14, 0.35, "zero", "decay", "region:DE"),
-]
+def run_folder(family: str, events_per_day: int, seed: int) -> Path:
+    return OUT / f"{family}_{volume_label(events_per_day)}_s{seed}"
 
 
-def specs() -> list[str]:
-    out = []
-    for feature, offset, days, share, kind, shape, segment in INCIDENTS:
-        spec = f"feature={feature},start={day(offset)},days={days},share={share},kind={kind},shape={shape}"
-        out.append(spec + (f",segment={segment}" if segment else ""))
-    return out
-
-
-def output_folder(seed: int, events_per_day: int) -> Path:
-    """bench/out/alerts_quality[_seedN][_Eevents]: the default volume keeps the folders of
-    earlier runs."""
-    name = OUT.name + ("" if seed == SEED else f"_seed{seed}")
-    return OUT.with_name(name + ("" if events_per_day == EVENTS_PER_DAY else f"_{events_per_day}events"))
-
-
-def prepare(out: Path = OUT, seed: int = SEED, events_per_day: int = EVENTS_PER_DAY):
+def bench_config(case: Scenario, folder: Path):
+    """configs/feco.toml (the method under test) with the run's paths and world."""
     from feco.config import load_config, parse_config
-    from feco.generator import generate_logs, parse_incident
 
-    logs = out / "logs"
-    if not (logs / "incidents.json").exists():
-        started = time.perf_counter()
-        generate_logs(logs, start=START, days=DAYS, events_per_day=events_per_day, seed=seed,
-                      incidents=[parse_incident(s) for s in specs()], new_region_launch=day(10),
-                      progress=lambda ds: print(f"  generated {ds}", end="\r", flush=True))
-        print(f"generated {DAYS} days in {time.perf_counter() - started:.0f}s")
     raw = load_config(REPO / "configs" / "feco.toml").model_dump(mode="json", exclude={"source"})
-    raw["paths"] = {"logs": str(logs), "samples": str(out / "samples"), "warehouse": str(out / "feco.duckdb")}
-    raw["sampling"]["events_per_window"] = 1000
-    raw["alerts"]["decay"]["reference"] = {"start": str(day(0)), "end": str(day(REFERENCE_DAYS - 1))}
+    raw["paths"] = {"logs": str(folder / "logs"), "samples": str(folder / "samples"),
+                    "warehouse": str(folder / "feco.duckdb")}
+    raw["sampling"]["events_per_window"] = EVENTS_PER_WINDOW
+    if "reference" in raw["alerts"].get("decay", {}):
+        last_clean = case.start + timedelta(days=case.clean_days - 1)
+        raw["alerts"]["decay"]["reference"] = {"start": str(case.start), "end": str(last_clean)}
     raw["alerts"]["notify"] = {"webhook_url_env": None}
-    return parse_config(raw, source=out / "bench.toml")
+    if case.is_ltr:
+        raw["logs"]["features"] = list(case.features)
+        raw["coverage"]["rules"] = {}  # "> 0" for every feature: see feco/generator/ltr_world.py
+        raw["alerts"]["floor"] = {}
+    if "sources" in raw["logs"]:
+        raw["logs"]["sources"] = {name: list(members) for name, members in case.sources.items()}
+    return parse_config(raw, source=folder / "bench.toml")
 
 
-def run_pipeline(config) -> None:
+def run(family: str, seed: int, events_per_day: int, *, redetect: bool = False, recount: bool = False,
+        drop_logs: bool = False) -> dict:
+    """Generate and run (unless done), or redetect; then score. Returns the result written."""
+    case = scenario(family, seed)
+    folder = run_folder(family, events_per_day, seed)
+    done = folder / PIPELINE_DONE
+    if not done.exists():
+        shutil.rmtree(folder, ignore_errors=True)  # a run that stopped half-way starts again
+        folder.mkdir(parents=True)
+        timings = generate_and_run(case, bench_config(case, folder), events_per_day, drop_logs=drop_logs)
+        timings["disk_bytes"] = _disk(folder)
+        done.write_text(json.dumps(timings, indent=2) + "\n")
+    elif redetect or recount:
+        timings = json.loads(done.read_text()) | {
+            "redetect_s": rerun_rules(case, bench_config(case, folder), recount=recount)}
+        done.write_text(json.dumps(timings, indent=2) + "\n")
+    result = score(case, bench_config(case, folder), events_per_day) | {"timings": json.loads(done.read_text())}
+    (folder / RESULT).write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return result
+
+
+def generate_and_run(case: Scenario, config, events_per_day: int, *, drop_logs: bool) -> dict:
+    """Generate the logs a day at a time, running each day through the pipeline once written."""
+    from feco import tasks
+
+    spent = {"pipeline_s": 0.0}
+    started = time.perf_counter()
+
+    def run_day(ds: date) -> None:
+        began = time.perf_counter()
+        tasks.run_day(ds, config, deliver=False)
+        spent["pipeline_s"] += time.perf_counter() - began
+        if drop_logs:
+            shutil.rmtree(config.paths.logs / f"ds={ds.isoformat()}")
+        print(f"  {case.family} {volume_label(events_per_day)} s{case.seed}: {ds} done "
+              f"({time.perf_counter() - started:.0f} s)", end="\r", flush=True)
+
+    options = {"start": case.start, "days": case.days, "events_per_day": events_per_day, "seed": case.seed,
+               "incidents": case.incidents(), "new_region_launch": case.new_region_launch, "progress": run_day}
+    generate = generate_ltr_logs if case.is_ltr else generate_logs
+    generate(config.paths.logs, world=case.world, **options)
+    total = time.perf_counter() - started
+    print()
+    return {"generate_s": round(total - spent["pipeline_s"], 1), "pipeline_s": round(spent["pipeline_s"], 1),
+            "logs_dropped": drop_logs, "load": os.getloadavg()}
+
+
+def rerun_rules(case: Scenario, config, *, recount: bool = False) -> float:
+    """The alert rules and incident tracking again, day by day, on the stored states (with
+    ``recount``, the states first counted again from the stored samples: a new segment)."""
     from feco import tasks
 
     started = time.perf_counter()
-    for offset in range(DAYS):
-        tasks.run_day(day(offset), config, deliver=False)
-        print(f"  pipeline {day(offset)}", end="\r", flush=True)
-    print(f"pipeline over {DAYS} days in {time.perf_counter() - started:.0f}s")
+    for offset in range(case.days):
+        ds = case.start + timedelta(days=offset)
+        if recount:
+            tasks.compute_coverage(ds, config)
+            tasks.publish(ds, config)
+        tasks.detect(ds, config)
+    return round(time.perf_counter() - started, 1)
 
 
-def load(config) -> tuple[pl.DataFrame, pl.DataFrame]:
-    from feco.warehouse import fetch, open_read_only
+def score(case: Scenario, config, events_per_day: int) -> dict:
+    from feco.warehouse import open_read_only
 
+    truth = json.loads((config.paths.logs / "incidents.json").read_text())["incidents"]
     with open_read_only(config.paths.warehouse) as conn:
-        daily = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, n_rows, coverage FROM feco_daily")
-        alerts = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, rule, status FROM alerts "
-                             "WHERE feature IS NOT NULL AND rule <> 'low_volume'")
-        pages = fetch(conn, "SELECT ds, feature, segment_dim, segment_value, incident_id, event, paged_rank "
-                            "FROM incidents WHERE event IN ('opened', 'escalated')")
-    return daily, alerts, pages
+        incidents, shares = load_incidents(conn), load_row_shares(conn)
+    page_after = config.alerts.incidents.page_after_days
+    scored = score_run(incidents, shares, truth, first_scored=case.start + timedelta(days=page_after),
+                       last_day=case.start + timedelta(days=case.days - 1))
+    world = {key: list(v) if isinstance(v, tuple) else v for key, v in dataclasses.asdict(case.world).items()}
+    return {"family": case.family, "seed": case.seed, "events_per_day": events_per_day, "commit": commit(),
+            "world": world, **scored}
 
 
-def baseline_alerts(daily: pl.DataFrame, min_rows: int) -> dict[str, pl.DataFrame]:
-    keys = ["feature", "segment_dim", "segment_value"]
-    frame = daily.filter(pl.col("n_rows") >= min_rows).sort([*keys, "ds"])
-    previous = frame.with_columns(pl.col("ds") + timedelta(days=1)).rename({"coverage": "previous"})
-    rate = frame.join(previous.select(*keys, "ds", "previous"), on=[*keys, "ds"])
-    reference = (daily.filter(pl.col("ds") < day(REFERENCE_DAYS)).group_by(keys)
-                 .agg(pl.col("coverage").mean().alias("reference")))
-    band = frame.join(reference, on=keys)
-    evaluated = pl.col("ds") >= day(WARMUP)
-    return {
-        "deequ-style rate of change 10%": rate.filter(evaluated & (pl.col("coverage") < 0.9 * pl.col("previous"))),
-        "fixed band 10% of reference": band.filter(evaluated & (pl.col("coverage") < 0.9 * pl.col("reference"))),
-    }
+def commit() -> str:
+    """The code the run measured: HEAD, marked when the code (not the docs) has changes."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], check=False,
+                          capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--",
+                            "feco", "sql", "configs", "bench"], check=False, capture_output=True, text=True)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-def score(name: str, alerts: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min_rows: int) -> dict:
-    rows = []
-    for incident in truth:
-        onset = date.fromisoformat(incident["start"])
-        window = 7 if incident["shape"] == "decay" else 1
-        segment = incident["segment"]
-        places = {("all", "all")} | ({(segment["dim"], segment["value"])} if segment else set())
-        hits = alerts.filter(
-            (pl.col("feature") == incident["feature"])
-            & pl.struct("segment_dim", "segment_value").map_elements(
-                lambda s: (s["segment_dim"], s["segment_value"]) in places, return_dtype=pl.Boolean)
-            & pl.col("ds").is_between(onset, onset + timedelta(days=window))
-        )
-        delay = (hits["ds"].min() - onset).days if hits.height else None
-        share = _traffic_share(daily, incident, onset)
-        rows.append({**incident, "segment": f"{segment['dim']}:{segment['value']}" if segment else "all",
-                     "traffic_share": share, "found": delay is not None, "delay": delay})
-    found = pl.DataFrame(rows)
-    clean_alerts, clean_cells = _false_alerts(alerts, daily, truth, min_rows)
-    target = found.filter((pl.col("shape") == "step") & (pl.col("share") >= 0.2) & (pl.col("traffic_share") >= 0.05))
-    decays = found.filter((pl.col("shape") == "decay") & (pl.col("share") >= 0.3))
-    delays = [d for d in found["delay"].to_list() if d is not None]
-    return {
-        "method": name,
-        "recall_all": found["found"].mean(),
-        "recall_step_20pct_5pct_traffic": target["found"].mean(),
-        "decays_caught_7d": decays["found"].mean(),
-        "false_per_1000": 1000 * clean_alerts / clean_cells,
-        "median_delay_days": statistics.median(delays) if delays else None,
-        "per_incident": found,
-    }
+def _disk(folder: Path) -> dict[str, int]:
+    def size(path: Path) -> int:
+        if path.is_file():
+            return path.stat().st_size
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+    return {name: size(folder / name) for name in ("logs", "samples", "feco.duckdb")}
 
 
-def _traffic_share(daily: pl.DataFrame, incident: dict, onset: date) -> float:
-    segment = incident["segment"]
-    if not segment:
-        return 1.0
-    rows = daily.filter((pl.col("feature") == incident["feature"]) & (pl.col("ds") == onset))
-    part = rows.filter((pl.col("segment_dim") == segment["dim"]) & (pl.col("segment_value") == segment["value"]))
-    whole = rows.filter(pl.col("segment_dim") == "all")
-    return float(part["n_rows"].sum() / whole["n_rows"].sum()) if whole.height and part.height else 0.0
-
-
-def _false_alerts(alerts, daily, truth, min_rows) -> tuple[int, int]:
-    """Alerts and evaluated feature x segment-days outside every incident (+7 days after)."""
-    dirty = {(i["feature"], date.fromisoformat(i["start"]) + timedelta(days=d))
-             for i in truth for d in range(i["days"] + 7)}
-    def clean(frame):
-        keep = [(f, ds) not in dirty for f, ds in zip(frame["feature"], frame["ds"])]
-        return frame.filter(pl.Series(keep) & (pl.col("ds") >= day(WARMUP)))
-    cells = clean(daily.filter(pl.col("n_rows") >= min_rows)).height
-    return clean(alerts).height, cells
+def print_run(result: dict) -> None:
+    weeks = result["weeks"]
+    print(f"{result['family']} {volume_label(result['events_per_day'])} seed {result['seed']} "
+          f"(code {result['commit']}): {result['scored_days']} scored days = {weeks:.1f} weeks")
+    print(f"  false pages {result['false_pages']} = {result['false_pages_per_week']:.2f} a week "
+          f"(opens {result['false_opens']}, escalations {result['false_escalations']}, "
+          f"resolves {result['false_resolves']})")
+    target, other = result["target_recall"], result["other_recall"]
+    print(f"  target steps paged within a day: {target['hit']}/{target['n']}; other incidents paged in "
+          f"time: {other['hit']}/{other['n']}; outages paged once: {result['outages_paged_once']['hit']}/"
+          f"{result['outages_paged_once']['n']}; steps at their tier on first page: "
+          f"{result['severity_at_first_page']['hit']}/{result['severity_at_first_page']['n']}; decays at the "
+          f"tier reached: {result['decays_at_reached_tier']['hit']}/{result['decays_at_reached_tier']['n']}")
+    print("  injected:")
+    for row in result["incidents"]:
+        features = row["features"][0] + (f" +{len(row['features']) - 1}" if len(row["features"]) > 1 else "")
+        print(f"    {row['start']} {row['days']:>2}d {row['shape']:5} {row['kind']:4} {row['share']:4.2f} "
+              f"{features:28} {row['segment']:28} {row['traffic_share']:5.1%} "
+              f"{'T' if row['target'] else ' '} delay={row['delay']!s:4} at={row['first_page_at']!s:26} "
+              f"sev={row['severity_at_first_page']}/{row['expected_severity']} reached={row['reached_severity']} "
+              f"incidents={row['incidents_paged']} resolve_lag={row['resolve_lag']}")
+    if result["false_page_events"]:
+        print("  false pages:")
+        for event in result["false_page_events"]:
+            print(f"    {event['ds']} {event['event']:9} {event['features']:40} {event['segment']:30} "
+                  f"{event['headline_rule']}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=SEED, help="generator seed (default %(default)s)")
-    parser.add_argument("--events-per-day", type=int, default=EVENTS_PER_DAY,
-                        help="generated search events a day (default %(default)s)")
-    parser.add_argument("--redetect", action="store_true", help="only the alert rules again")
-    parser.add_argument("--reuse", action="store_true", help="score the stored alerts")
+    parser.add_argument("--family", default="base", choices=FAMILIES)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--events-per-day", type=int, default=40_000, help="generated search events a day")
+    parser.add_argument("--redetect", action="store_true", help="only the alert rules and incidents again")
+    parser.add_argument("--recount", action="store_true",
+                        help="the coverage states again from the stored samples, then the rules")
+    parser.add_argument("--drop-logs", action="store_true", help="delete each day's logs once it has been run")
     args = parser.parse_args()
-    out = output_folder(args.seed, args.events_per_day)
-    config = prepare(out, args.seed, args.events_per_day)
-    if args.redetect:  # same samples and states, alert rules again (for tuning)
-        from feco import tasks
-
-        for offset in range(DAYS):
-            tasks.detect(day(offset), config)
-    elif not args.reuse:
-        run_pipeline(config)
-    daily, alerts, pages = load(config)
-    if daily.is_empty():
-        raise SystemExit(f"no coverage in {config.paths.warehouse}: run without --redetect/--reuse first")
-    truth = json.loads((out / "logs" / "incidents.json").read_text())["incidents"]
-    min_rows = config.alerts.min_rows
-    results = [score("feco (open alerts)", alerts.filter(pl.col("status") == "open"), daily, truth, min_rows)]
-    for name, frame in baseline_alerts(daily, min_rows).items():
-        results.append(score(name, frame, daily, truth, min_rows))
-    # recall for feco counts grouped alerts too: an incident found under a headline is found
-    results[0]["per_incident"] = score("feco", alerts, daily, truth, min_rows)["per_incident"]
-    for key in ("recall_all", "recall_step_20pct_5pct_traffic", "decays_caught_7d"):
-        results[0][key] = results[0]["per_incident"].filter(_filters()[key])["found"].mean()
-    print(f"\n{len(truth)} incidents over {DAYS} days; targets: recall >= 95% (steps >= 20% in segments "
-          ">= 5% of traffic), decays caught within 7 days, <= 0.5 false alerts per 1,000")
-    print(f"{'method':34} {'recall':>7} {'recall*':>8} {'decays':>7} {'false/1000':>11} {'median delay':>13}")
-    for r in results:
-        print(f"{r['method']:34} {r['recall_all']:7.0%} {r['recall_step_20pct_5pct_traffic']:8.0%} "
-              f"{r['decays_caught_7d']:7.0%} {r['false_per_1000']:11.2f} {r['median_delay_days']!s:>13}")
-    print("recall* = step drops >= 20% relative in segments with >= 5% of traffic\n")
-    table = results[0]["per_incident"].select("feature", "segment", "traffic_share", "share", "days", "shape", "kind",
-                                              "found", "delay")
-    with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
-        print("feco, per incident:")
-        print(table)
-    print_pages(*score_pages(pages, daily, truth, min_rows, n_features=len(config.logs.features),
-                             floors=config.alerts.floor))
-
-
-def score_pages(pages: pl.DataFrame, daily: pl.DataFrame, truth: list[dict], min_rows: int,
-                n_features: int, floors: dict[str, float]) -> tuple[dict, pl.DataFrame]:
-    """Pages (an incident opened or escalated) against the truth.
-
-    False pages are those on a feature's clean days (as for false alerts); per week they are
-    scaled to the whole config: false pages x features / clean feature-days x 7. Per incident:
-    how many incidents of its feature paged while it lasted (and the 6 days after), whether the
-    first page came within a day (7 for decays) of its onset, in its segment, and its severity
-    against the one its injected size gives (the tiers of feco.alerts.severity, no ranker
-    importance; critical when the day's coverage fell under the feature's configured floor). A
-    step is judged by its first page; a decay, which grows, by the highest severity its
-    incident paged (opened, then escalated) while it lasted. A size at a tier's edge, 25% or
-    50%, measures either side of it: both tiers are counted apart.
-    """
-    from feco.alerts.severity import SEVERITY_NAME
-
-    pages = pages.with_columns(pl.col("paged_rank").replace_strict(SEVERITY_NAME).alias("severity"))
-    clean_pages, _ = _false_alerts(pages, daily, truth, min_rows)
-    clean_feature_days = _clean_feature_days(daily, truth)
-    rows = []
-    for incident in truth:
-        onset = date.fromisoformat(incident["start"])
-        window = 7 if incident["shape"] == "decay" else 1
-        segment = incident["segment"]
-        place = (segment["dim"], segment["value"]) if segment else ("all", "all")
-        mine = pages.filter((pl.col("feature") == incident["feature"])
-                            & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] + 6)))
-        first = mine.filter(pl.col("ds") <= onset + timedelta(days=window)).sort("ds").head(1)
-        paged = first.row(0, named=True) if first.height else None
-        paged_severity = paged["severity"] if paged else None
-        if paged is not None and incident["shape"] == "decay":
-            lasting = mine.filter((pl.col("incident_id") == paged["incident_id"])
-                                  & (pl.col("ds") < onset + timedelta(days=incident["days"])))
-            paged_severity = lasting.sort("paged_rank", descending=True)["severity"][0]
-        fitting = _fitting_tiers(incident, under_floor=_under_floor(daily, incident, floors), n_features=n_features)
-        rows.append({"feature": incident["feature"], "segment": f"{place[0]}:{place[1]}", "share": incident["share"],
-                     "shape": incident["shape"], "incidents_paged": mine["incident_id"].n_unique(),
-                     "paged_in_time": paged is not None,
-                     "paged_at": f"{paged['segment_dim']}:{paged['segment_value']}" if paged else None,
-                     "right_segment": paged is not None and (paged["segment_dim"], paged["segment_value"]) == place,
-                     "paged_severity": paged_severity, "expected_severity": fitting[0],
-                     "severity_fits": paged_severity in fitting})
-    per_incident = pl.DataFrame(rows)
-    weeks = clean_feature_days / n_features / 7
-    return {"false_pages": clean_pages, "clean_weeks": weeks, "false_pages_per_week": clean_pages / weeks,
-            "false_pages_per_1000": 1000 * clean_pages / _false_alerts(pages, daily, truth, min_rows)[1]}, per_incident
-
-
-def _fitting_tiers(incident: dict, *, under_floor: bool, n_features: int) -> list[str]:
-    """The tier the incident's injected size gives, then, for a size on a tier's edge (25%, 50%),
-    the tier below it: the measured drop lands either side of the edge."""
-    from feco.alerts.severity import TIERS, severity
-
-    if under_floor:
-        return ["critical"]
-    share = incident["share"]
-    tiers = [severity("drop_vs_moving_average", share, None, n_features)]
-    if share in {bound for bound, _ in TIERS}:
-        tiers.append(severity("drop_vs_moving_average", share * 0.999, None, n_features))
-    return tiers
-
-
-def _under_floor(daily: pl.DataFrame, incident: dict, floors: dict[str, float]) -> bool:
-    """Whether all traffic's coverage of the incident's feature fell under its floor while it lasted."""
-    if incident["feature"] not in floors:
-        return False
-    onset = date.fromisoformat(incident["start"])
-    lasting = daily.filter((pl.col("feature") == incident["feature"]) & (pl.col("segment_dim") == "all")
-                           & pl.col("ds").is_between(onset, onset + timedelta(days=incident["days"] - 1)))
-    return lasting.height > 0 and lasting["coverage"].min() < floors[incident["feature"]]
-
-
-def _clean_feature_days(daily: pl.DataFrame, truth: list[dict]) -> int:
-    """Feature-days after warm-up outside every incident (+7 days after)."""
-    dirty = {(i["feature"], date.fromisoformat(i["start"]) + timedelta(days=d))
-             for i in truth for d in range(i["days"] + 7)}
-    days = daily.filter(pl.col("ds") >= day(WARMUP)).select("feature", "ds").unique()
-    return sum((f, ds) not in dirty for f, ds in days.iter_rows())
-
-
-def print_pages(summary: dict, per_incident: pl.DataFrame) -> None:
-    once = per_incident.filter(pl.col("incidents_paged") == 1).height
-    in_time = per_incident.filter(pl.col("paged_in_time"))
-    print(f"feco pages: {summary['false_pages']} false pages in {summary['clean_weeks']:.1f} clean weeks of the "
-          f"whole config = {summary['false_pages_per_week']:.2f} false pages per week "
-          f"({summary['false_pages_per_1000']:.3f} per 1,000 feature x segment-days; target <= 1 a week)")
-    print(f"  incidents paged within a day (decays: 7 days): {in_time.height}/{per_incident.height}; "
-          f"paged as one incident: {once}/{per_incident.height}; at the true segment: "
-          f"{in_time['right_segment'].sum()}/{in_time.height}; at the severity of their size: "
-          f"{(in_time['paged_severity'] == in_time['expected_severity']).sum()}/{in_time.height} "
-          f"({in_time['severity_fits'].sum()}/{in_time.height} with either side of a tier's edge)")
-    with pl.Config(tbl_rows=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
-        print(per_incident)
-
-
-def _filters() -> dict[str, pl.Expr]:
-    return {
-        "recall_all": pl.lit(True),
-        "recall_step_20pct_5pct_traffic": (pl.col("shape") == "step") & (pl.col("share") >= 0.2)
-        & (pl.col("traffic_share") >= 0.05),
-        "decays_caught_7d": (pl.col("shape") == "decay") & (pl.col("share") >= 0.3),
-    }
+    print_run(run(args.family, args.seed, args.events_per_day, redetect=args.redetect, recount=args.recount,
+                  drop_logs=args.drop_logs))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,12 @@ PARAMS = {
     "ds": Param("", type="string",
                 description="day to process, YYYY-MM-DD; empty: the day that ended when the run's data interval did"),
 }
+# feco_daily's own: a rerun that takes a day's logs as they are (`feco run --allow-incomplete`).
+DAILY_PARAMS = PARAMS | {
+    "allow_incomplete": Param(False, type="boolean",
+                              description="take the day's logs as they are: no wait, and a window whose hours have "
+                                          "no logs is recorded as missing (default: wait, then refuse the day)"),
+}
 
 
 def run_day(context) -> date:

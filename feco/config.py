@@ -7,6 +7,7 @@ config works from any working directory.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import tomllib
@@ -20,7 +21,8 @@ from feco.errors import ConfigError
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
-SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age")
+SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age", "age_band")
+Dimension = Literal["product_group", "region", "query_band", "product_age", "age_band"]
 
 
 # Strict: TOML has types, so `windows = "8"` is a mistake to report, not a string to coerce.
@@ -66,6 +68,10 @@ class LogSchema(_Model):
     query: str = "query"
     product_first_seen: str = "product_first_seen"
     label: str = "label"
+    # Upstream sources: features that come from one place and fail together, by name or by a
+    # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
+    # the same day in the same segment are one incident. A feature in no source is its own.
+    sources: dict[str, list[str]] = Field(default_factory=dict)
 
     @field_validator("features")
     @classmethod
@@ -76,6 +82,24 @@ class LogSchema(_Model):
         for feature in features:
             _check_column_name(feature)
         return features
+
+    @model_validator(mode="after")
+    def _sources_name_features(self) -> LogSchema:
+        owner: dict[str, str] = {}
+        for source, patterns in self.sources.items():
+            for pattern in patterns:
+                matched = [f for f in self.features if fnmatch.fnmatchcase(f, pattern)]
+                if not matched:
+                    raise ValueError(f"sources.{source}: {pattern!r} matches no feature in logs.features")
+                for feature in matched:
+                    if owner.setdefault(feature, source) != source:
+                        raise ValueError(f"feature {feature!r} is in two sources: {owner[feature]} and {source}")
+        return self
+
+    def source_features(self) -> dict[str, list[str]]:
+        """Each source's features, in the order of ``features``."""
+        return {source: [f for f in self.features if any(fnmatch.fnmatchcase(f, p) for p in patterns)]
+                for source, patterns in self.sources.items()}
 
     @field_validator("timestamp", "event_id", "product_group", "region", "query", "product_first_seen", "label")
     @classmethod
@@ -206,12 +230,8 @@ class Coverage(_Model):
 
 
 class Segments(_Model):
-    dimensions: list[Literal["product_group", "region", "query_band", "product_age"]] = Field(
-        default_factory=lambda: list(SEGMENT_DIMENSIONS)
-    )
-    crosses: list[list[Literal["product_group", "region", "query_band", "product_age"]]] = Field(
-        default_factory=list
-    )
+    dimensions: list[Dimension] = Field(default_factory=lambda: list(SEGMENT_DIMENSIONS))
+    crosses: list[list[Dimension]] = Field(default_factory=list)
     # Days of samples whose query counts set the bands, the day itself included. One day's
     # sample puts most queries near the torso/tail edge in a band by chance (a 30% drop in
     # tail queries measured 15%); a week's is stable, covers the weekly cycle and fills
@@ -221,15 +241,37 @@ class Segments(_Model):
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
     new_product_days: Annotated[int, Field(ge=1)] = 30
+    # Product age bands by days since first seen ('0d', '1-2d', '3-6d', '7-13d', '14-29d',
+    # '30-89d', '90d+'): cold start by age, and what explains a segment's coverage when its
+    # mix of product ages changes (a batch of new products lands: on its first day none of it
+    # has engagement yet, so the youngest bands are narrow). new_product_days is one of the
+    # edges, so the bands nest in product_age.
+    age_band_days: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 7, 14, 30, 90],
+                                                              min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> Segments:
         if self.head_share + self.torso_share >= 1:
             raise ValueError("head_share + torso_share must leave a tail (< 1)")
+        if self.age_band_days != sorted(set(self.age_band_days)):
+            raise ValueError(f"age_band_days {self.age_band_days} must grow, each edge once")
+        if self.new_product_days not in self.age_band_days:
+            raise ValueError(f"new_product_days ({self.new_product_days}) must be one of age_band_days "
+                             f"{self.age_band_days}, so that the age bands nest in new and established")
         for cross in self.crosses:
             if len(cross) < 2 or len(set(cross)) != len(cross):
                 raise ValueError(f"cross {cross} needs two or more different dimensions")
         return self
+
+    def age_bands(self) -> list[tuple[str, int]]:
+        """(label, lower edge in days) of each age band, youngest first: ('0d', 0), ('1-2d', 1) ... ('90d+', 90)."""
+        edges = [0, *self.age_band_days]
+        return ([(f"{low}d" if high == low + 1 else f"{low}-{high - 1}d", low) for low, high in zip(edges, edges[1:])]
+                + [(f"{edges[-1]}d+", edges[-1])])
+
+    def new_age_bands(self) -> list[str]:
+        """The age bands of product_age = 'new'."""
+        return [label for label, low in self.age_bands() if low < self.new_product_days]
 
     def names(self) -> list[tuple[str, ...]]:
         """Every segment dimension to compute, as column tuples; ``()`` is the global one."""
@@ -237,35 +279,36 @@ class Segments(_Model):
 
 
 class DropSettings(_Model):
-    """Coverage below the mean of the previous days by a share, an amount, k standard errors of
-    the day's value and k_days standard deviations of the previous days' values."""
+    """Coverage below what the previous days predict by a share, an amount, k standard errors
+    of the day's value (the spread of its windows) and the false-page budget's critical value
+    of the previous days' spread (docs/alerts.md)."""
 
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
     k: Annotated[float, Field(ge=0)] = 3.0
-    k_days: Annotated[float, Field(ge=0)] = 3.25
     # A segment (not all traffic) is judged against the rest of traffic (its usual ratio to
-    # it), which a day-to-day swing common to all traffic does not move: k_rest sd of that
-    # ratio. The swing itself is judged once, in all traffic (k_days). 0: segments are judged
-    # on their own days like all traffic.
-    k_rest: Annotated[float, Field(ge=0)] = 4.0
+    # it), which a day-to-day swing common to all traffic does not move; the swing itself is
+    # judged once, in all traffic. false: segments are judged on their own days.
+    against_rest: bool = True
     baseline_days: Annotated[int, Field(ge=1)] = 7
-    # Days whose daily values give the day-to-day spread (k_days margin): four weeks hold the
-    # weekly pattern, and one bad day among them does not mask the days after it.
-    spread_days: Annotated[int, Field(ge=2)] = 28
+    # Days whose daily values give the day-to-day spread: eight weeks hold the weekly pattern
+    # twice over, one bad day among them does not mask the days after it, and a spread learnt
+    # from more days is surer (a smaller critical value on more degrees of freedom).
+    spread_days: Annotated[int, Field(ge=2)] = 56
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
     min_windows: Annotated[int, Field(ge=0)] = 0
 
 
 class DecaySettings(_Model):
     """The moving average has fallen below a frozen reference period's coverage by a share, an
-    amount and k standard errors of the difference of the two averages (from the reference
-    days' spread)."""
+    amount and the false-page budget's critical value of the difference's spread: the days'
+    noise and how much the series' weekly level wanders (docs/alerts.md)."""
 
     relative: Annotated[float, Field(gt=0, lt=1)] = 0.09
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
-    k: Annotated[float, Field(ge=0)] = 2.5
     reference: ReferencePeriod | None = None
+    # The weekly level's usual movement is measured over whole weeks at most this many days back.
+    wander_days: Annotated[int, Field(ge=21)] = 84
 
 
 class MissingSettings(_Model):
@@ -302,10 +345,50 @@ class Incidents(_Model):
     # Crosses of dimensions multiply the cells judged (and so the false alarms); their
     # incidents are tracked and listed, and page only when this is on.
     page_crosses: bool = False
+    # Product age bands chart cold start and explain a segment's mix of ages; their incidents
+    # are tracked and listed (product_age pages for new products), and page only when this is on.
+    page_age_bands: bool = False
     # Days of history before a drop pages: the drop rule learns the weekly pattern from two of
     # every weekday, and before that a weekday swing looks like a drop. Incidents are tracked
     # and listed from the first day; floors, missing values and columns page from the first day.
     page_after_days: Annotated[int, Field(ge=0)] = 14
+
+
+class CostTiers(_Model):
+    """NDCG@8 losses (positive numbers) that make an incident critical, high or medium."""
+
+    critical: Annotated[float, Field(gt=0, lt=1)] = 0.01
+    high: Annotated[float, Field(gt=0, lt=1)] = 0.005
+    medium: Annotated[float, Field(gt=0, lt=1)] = 0.002
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CostTiers:
+        if not self.critical > self.high > self.medium:
+            raise ValueError("tiers must shrink: critical > high > medium")
+        return self
+
+
+class SeveritySettings(_Model):
+    """How incidents are ranked. ``cost``: by the NDCG the replayed coverage loss costs the
+    model that scores the day (feco.ranker.replay), tiered on the loss its 95% interval cannot
+    rule out; ``importance``: the drop weighted by the feature's SHAP share. Without a model,
+    both use the drop alone."""
+
+    by: Literal["cost", "importance"] = "cost"
+    tiers: CostTiers = Field(default_factory=CostTiers)
+    # The replay's reference: this many clean sampled days before the incident's onset (among
+    # the lookback_days before it), at most `events` of their events in its segment.
+    reference_days: Annotated[int, Field(ge=1)] = 7
+    lookback_days: Annotated[int, Field(ge=1)] = 28
+    events: Annotated[int, Field(ge=10)] = 5_000
+    resamples: Annotated[int, Field(ge=100)] = 1_000
+    seed: Seed = 1
+
+    @model_validator(mode="after")
+    def _reference_inside_lookback(self) -> SeveritySettings:
+        if self.reference_days > self.lookback_days:
+            raise ValueError("reference_days must not exceed lookback_days")
+        return self
 
 
 class Readiness(_Model):
@@ -323,6 +406,9 @@ class Readiness(_Model):
 
 
 class Alerts(_Model):
+    # Pages a week about nothing wrong (an incident's opening and its resolution are two) the
+    # team accepts for the whole warehouse: it sets every coverage rule's critical value.
+    false_pages_per_week: Annotated[float, Field(gt=0)] = 0.5
     warmup_days: Annotated[int, Field(ge=0)] = 7
     min_rows: Annotated[int, Field(ge=0)] = 500
     volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
@@ -330,11 +416,16 @@ class Alerts(_Model):
     # day with the baseline shifted by its weekday's usual deviation; both rules measure the
     # day-to-day spread net of it. Applied where every weekday has two days to learn from.
     weekly: bool = True
+    # All traffic and the product-age segments are judged against their own history only while
+    # their mix of product ages shares at least this much with it (new products launched in
+    # monthly batches replace the segment wholesale: its past says nothing of its present).
+    min_age_overlap: Annotated[float, Field(ge=0, le=1)] = 0.5
     drop: DropSettings = Field(default_factory=DropSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
     missing: MissingSettings = Field(default_factory=MissingSettings)
     floor: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
     incidents: Incidents = Field(default_factory=Incidents)
+    severity: SeveritySettings = Field(default_factory=SeveritySettings)
     notify: Notify = Field(default_factory=Notify)
 
 
@@ -356,6 +447,9 @@ class Ranker(_Model):
     validation_days: Annotated[int, Field(ge=1)] = 2
     models: FilePath = Path("models")
     shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
+    # The score step's daily SHAP per segment: all the day's sampled rows, or a seeded sample
+    # of this many when there are more (exact TreeSHAP costs about a hundred predictions a row).
+    shap_rows: Annotated[int, Field(ge=1)] = 250
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
     seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from feco.sampling import SampleFiles
 
 GLOBAL = "all"
+# The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
+SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age", "age_band"]
+ROW_NUMBER = "feco_row_number"
 
 STATE_SCHEMA = {
     "ds": pl.Date,
@@ -135,39 +138,98 @@ def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, 
     Features travel as v0..vN, so no configured name is ever pasted into SQL raw, and
     thresholds are bound parameters. The same statement runs in DuckDB and in Spark SQL.
     """
-    counts, params = [], {}
+    counts, thresholds = [], {}
     for index, feature in enumerate(config.logs.features):
         rule = config.coverage.rule_for(feature)
         counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} {marker}t{index}) AS c{index}")
-        params[f"t{index}"] = _threshold(feature, rule, references)
-    params |= {"head_share": config.segments.head_share,
-               "torso_share": config.segments.torso_share,
-               "new_since": ds - timedelta(days=config.segments.new_product_days)}
+        thresholds[f"t{index}"] = _threshold(feature, rule, references)
+    carried = ['"window"', *_feature_values(kinds, config=config, quote=quote)]
+    segmented, params = row_segments_query(columns, carried, ds=ds, config=config, quote=quote, marker=marker)
     statement = (sql("coverage/finest_counts").replace("$", marker)
-                 .replace("{canonical_columns}", ",\n           ".join(_canonical(columns, kinds, config=config, quote=quote)))
+                 .replace("{row_segments}", segmented.rstrip().rstrip(";"))
                  .replace("{feature_counts}", ",\n       ".join(counts)))
+    return statement, params | thresholds
+
+
+def row_segments_query(columns: list[str], carried: list[str], *, ds: date, config: Config, quote,
+                       marker: str = "$") -> tuple[str, dict]:
+    """``sql/coverage/row_segments.sql`` for a sample with these columns, carrying the
+    ``carried`` select expressions through, and the parameters it binds."""
+    params = {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share,
+              "new_since": ds - timedelta(days=config.segments.new_product_days)}
+    bands = config.segments.age_bands()
+    params |= {f"age_since_{i}": ds - timedelta(days=low) for i, (_, low) in enumerate(bands[1:])}
+    selected = _segment_sources(columns, config=config, quote=quote) + carried
+    statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(bands))
+                 .replace("$", marker).replace("{canonical_columns}", ",\n           ".join(selected)))
     return statement, params
 
 
-def _canonical(available: list[str], kinds: dict[str, str], *, config: Config, quote) -> list[str]:
-    """The columns the SQL reads, under fixed names; features as v0..vN with NaN as NULL."""
+def _age_band_case(bands: list[tuple[str, int]]) -> str:
+    """The CASE naming a row's age band: younger than an edge when first seen after the
+    edge's date (the labels come from the config's whole numbers, not from data)."""
+    whens = [f"WHEN CAST(sample.raw_first_seen AS DATE) > $age_since_{i} THEN '{label}'"
+             for i, (label, _) in enumerate(bands[:-1])]
+    return (f"CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown' {' '.join(whens)} "
+            f"ELSE '{bands[-1][0]}' END")
+
+
+def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
+                 band_history: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Each of ``rows``' segment values, as coverage counts them that day: ``product_group``,
+    ``region``, ``query_band``, ``product_age``, ``age_band`` ('unknown' where a value is NULL or its
+    dimension is not configured), one row per input row, in order.
+
+    ``rows`` are sampled rows with the team's column names; ``band_history`` as for
+    :func:`compute_states` (the bands take the day's events and those of the days before).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from feco.config import parse_config
+    >>> config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
+    ...                        "logs": {"features": ["x"]}, "segments": {"dimensions": ["region"]}},
+    ...                       source=Path("feco.toml"))
+    >>> rows = pl.DataFrame({"event_id": [1, 1, 2], "region": ["DE", "DE", None], "x": [1.0, 0.0, 2.0]})
+    >>> segment_rows(rows, ds=date(2026, 1, 5), config=config).get_column("region").to_list()
+    ['DE', 'DE', 'unknown']
+    """
+    carried = [f"{quote(ROW_NUMBER)} AS {ROW_NUMBER}"]
+    statement, params = row_segments_query([*rows.columns, ROW_NUMBER], carried, ds=ds, config=config, quote=quote)
+    with duckdb.connect() as conn:
+        conn.register("sample_rows", rows.with_row_index(ROW_NUMBER))
+        conn.register("band_history", band_history_like(band_history, rows.schema.get(config.logs.query, pl.String)))
+        labelled = conn.sql(statement, params=params).pl()
+    return labelled.sort(ROW_NUMBER).select(SEGMENT_DIMENSIONS)
+
+
+def _segment_sources(available: list[str], *, config: Config, quote) -> list[str]:
+    """The event id and the columns segments come from, under fixed names (NULL where no
+    configured segment uses them)."""
     columns = config.logs
-    sources = {"query": columns.query, "product_group": columns.product_group,
-               "region": columns.region, "product_first_seen": columns.product_first_seen}
-    needed = {"query": "query_band", "product_group": "product_group", "region": "region",
-              "product_first_seen": "product_age"}
+    sources = {"raw_query": columns.query, "raw_product_group": columns.product_group,
+               "raw_region": columns.region, "raw_first_seen": columns.product_first_seen}
+    needed = {"raw_query": "query_band", "raw_product_group": "product_group", "raw_region": "region",
+              "raw_first_seen": "product_age"}
     used = {d for dims in config.segments.names() for d in dims}
-    selected = ['"window"', f"{quote(columns.event_id)} AS event_id"]
+    used |= {"product_age"} if "age_band" in used else set()  # both from the first-seen date
+    selected = [f"{quote(columns.event_id)} AS event_id"]
     for name, source in sources.items():
         if needed[name] in used and source not in available:
             raise DataError(f"segment column '{source}' (for {needed[name]}) not in the logs")
         selected.append(f"{quote(source)} AS {name}" if needed[name] in used else f"CAST(NULL AS STRING) AS {name}")
+    return selected
+
+
+def _feature_values(kinds: dict[str, str], *, config: Config, quote) -> list[str]:
+    """The features as v0..vN, NaN as NULL."""
+    values = []
     for index, feature in enumerate(config.logs.features):
         value = {"missing": "CAST(NULL AS FLOAT)", "cast": f"CAST({quote(feature)} AS FLOAT)",
                  "float": f"CASE WHEN isnan({quote(feature)}) THEN NULL ELSE {quote(feature)} END",
                  "plain": quote(feature)}[kinds[feature]]
-        selected.append(f"{value} AS v{index}")
-    return selected
+        values.append(f"{value} AS v{index}")
+    return values
 
 
 def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
@@ -184,6 +246,37 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
         schema=STATUS_SCHEMA, orient="row",
     )
     return states.with_columns(pl.lit(ds).alias("ds")).select(STATE_SCHEMA.keys()), status
+
+
+def band_history(ds: date, config: Config) -> pl.DataFrame | None:
+    """Sampled events per query of the band_days - 1 days before ds (those sampled), for the
+    query bands of ds; None when no segment uses query bands or the bands take one day."""
+    from feco.sampling import sampled_query_events
+
+    days = _band_days(ds, config)
+    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
+                                query=config.logs.query) if days else None
+
+
+def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame | None]:
+    """:func:`band_history` of each of ``days``, every day's sample counted once (the days of a
+    replay's reference share most of theirs)."""
+    from feco.sampling import sampled_query_events
+
+    before = {ds: _band_days(ds, config) for ds in days}
+    counts = {day: sampled_query_events([day], config.paths.samples, event_id=config.logs.event_id,
+                                        query=config.logs.query)
+              for day in sorted({day for back in before.values() for day in back})}
+    return {ds: pl.concat([counts[day] for day in back]).group_by("query").agg(pl.col("n").sum()) if back else None
+            for ds, back in before.items()}
+
+
+def _band_days(ds: date, config: Config) -> list[date]:
+    """The days before ``ds`` whose sampled events set its query bands with it (none when no
+    segment uses query bands)."""
+    if "query_band" not in {d for dims in config.segments.names() for d in dims}:
+        return []
+    return [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
 
 
 def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:

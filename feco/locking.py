@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from feco.errors import WarehouseBusyError
+from feco.errors import UsageError, WarehouseBusyError
 
 WAIT_SECONDS = float(os.environ.get("FECO_LOCK_WAIT_SECONDS", "300"))
 WRITE_WAIT_SECONDS = 60.0
@@ -50,8 +50,13 @@ def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[
         finally:
             _held[key] -= 1
         return
-    key.parent.mkdir(parents=True, exist_ok=True)
-    handle = os.open(f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    check_warehouse_path(key)
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise UsageError(f"cannot create the run lock {key}.lock: {error.strerror} (feco keeps it beside the "
+                         "warehouse: its folder must be writable)") from None
     try:
         _acquire(handle, key, WAIT_SECONDS if wait_seconds is None else wait_seconds)
         _held[key] = 1
@@ -62,6 +67,13 @@ def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[
             fcntl.flock(handle, fcntl.LOCK_UN)
     finally:
         os.close(handle)
+
+
+def check_warehouse_path(warehouse: Path) -> None:
+    """A usage error when the warehouse path names a folder (before anything is created)."""
+    if warehouse.is_dir():
+        raise UsageError(f"the warehouse {warehouse} is a folder: [paths] warehouse must name a DuckDB file, "
+                         f"such as {warehouse / 'feco.duckdb'}")
 
 
 def _acquire(handle: int, warehouse: Path, wait_seconds: float) -> None:

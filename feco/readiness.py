@@ -54,7 +54,7 @@ def _hours_read(ds: date, config: Config) -> list[int]:
 
 def _settled(ds: date, config: Config, *, now: datetime, settle: timedelta) -> tuple[bool, str]:
     try:
-        fs, files = hour_files(ds, config.paths.logs)
+        logs, files = hour_files(ds, config.paths.logs)
     except DataError as error:
         return False, str(error)
     hours = _hours_read(ds, config)
@@ -62,7 +62,7 @@ def _settled(ds: date, config: Config, *, now: datetime, settle: timedelta) -> t
     day = partition_dir(config.paths.logs, ds)
     if missing:
         return False, f"hour partitions {', '.join(missing)} missing or empty under {day}"
-    newest = max(_utc(info.mtime) for info in fs.get_file_info([f for h in hours for f in files[h]]))
+    newest = max(_utc(info.mtime) for info in logs.fs.get_file_info([f for h in hours for f in files[h]]))
     if now - newest < settle:
         return False, f"files under {day} changed at {newest:%H:%M:%S} UTC, less than {settle} before {now:%H:%M:%S}"
     return True, f"{len(hours)} hour partitions present and unchanged for {settle}"

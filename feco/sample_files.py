@@ -10,11 +10,23 @@
   for the publish step.
 
 The leading underscore keeps the summaries out of the window files a reader lists (Spark and
-Hive skip such files too).
+Hive skip such files too). While a day is being replaced, ``samples/_ds=….tmp`` (and, for a
+moment, ``_ds=….old``) sit beside it (``feco.sampling.day_folder``).
 """
+
+from __future__ import annotations
+
+from datetime import date
+
+from feco import storage
 
 ROWS_FILE = "part-0.parquet"
 WINDOWS_FILE = "_windows.parquet"
 STATES_FILE = "_coverage_states.parquet"
 STATUS_FILE = "_feature_status.parquet"
 OWNER_FILE = "_feco_warehouse"
+
+
+def partition_dir(root: storage.Location, ds: date) -> storage.Location:
+    """The day's folder under a logs or samples root: ``ds=YYYY-MM-DD``."""
+    return storage.join(root, f"ds={ds.isoformat()}")

@@ -28,11 +28,16 @@ from feco.coverage import (
     states_from_finest,
     value_kinds,
 )
-from feco.errors import DataError
+from feco.errors import DataError, FecoError
 from feco.sample_files import WINDOWS_FILE
 from feco.sampling import (
-    Window,
+    FILE,
+    LogFiles,
+    WindowFiles,
     WindowSummary,
+    check_one_file_per_event,
+    check_some_events,
+    describe_read_failure,
     partition_dir,
     replace_day,
     systematic_positions,
@@ -45,7 +50,10 @@ def session(config: Config):
     """The Spark session for feco's jobs (created once per process)."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("feco").config("spark.ui.showConsoleProgress", "false")
+    builder = (SparkSession.builder.appName("feco").config("spark.ui.showConsoleProgress", "false")
+               # local files as feco's checks read them: a stale or foreign .crc beside a log
+               # file (hidden, so never read) must not fail Hadoop's checksum verification
+               .config("spark.hadoop.fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem"))
     if config.spark.master:
         builder = builder.master(config.spark.master)
     for key, value in config.spark.conf.items():
@@ -63,58 +71,83 @@ def spark_path(location: storage.Location) -> str:
     return f"file://{Path(location).resolve()}" if isinstance(location, Path) else location
 
 
-def write_sample(ds: date, config: Config) -> pl.DataFrame:
+def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) -> pl.DataFrame:
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
-    summary. Each window's events are ranked in one Spark task (two columns of them)."""
+    summary. Each window's events are ranked in one Spark task (two columns of them). The
+    input checks are the DuckDB engine's own (``window_files``, ``check_one_file_per_event``)."""
     spark = session(config)
-    day = partition_dir(config.paths.logs, ds)
-    _, _, windows = window_files(ds, config)  # checked as the DuckDB engine checks them
+    _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     summaries, writes = [], []
-    for window, files, null_timestamps in windows:
-        hours = [spark_path(storage.join(day, folder)) for folder in dict.fromkeys(f.split("/")[-2] for f in files)]
-        rows, summary = _window_sample(spark, window, hours, ds=ds, config=config, null_timestamps=null_timestamps)
+    for window in windows:
+        rows, summary = _reading(window.files, _window_sample, spark, window, ds=ds, config=config)
         summaries.append(summary)
         if rows is not None:
             writes.append((window, rows))
-    if not any(s.events_sampled for s in summaries):
-        raise DataError(f"no search events in any sampling window of {ds}")
+    check_some_events(ds, summaries)
 
     def write(staging: storage.Location) -> None:
         for window, rows in writes:
-            rows.write.mode("overwrite").parquet(spark_path(storage.join(staging, f"window={window.index}")))
+            folder = spark_path(storage.join(staging, f"window={window.window.index}"))
+            _reading(window.files, rows.write.mode("overwrite").parquet, folder)
 
     summary = window_summary_frame(summaries)
     replace_day(ds, config, write, summary)
     return summary
 
 
-def _window_sample(spark, window: Window, hours: list[str], *, ds: date, config: Config, null_timestamps: int):
+def _reading(files: LogFiles, action, *args, **kwargs):
+    """``action(*args, **kwargs)``, a Spark action on log files; a failure Spark reports names
+    the file at fault."""
+    try:
+        return action(*args, **kwargs)
+    except FecoError:
+        raise
+    except Exception as error:  # noqa: BLE001 - Spark's errors come through Py4J in many types
+        raise DataError(describe_read_failure(files, error)) from None
+
+
+def _window_sample(spark, window: WindowFiles, *, ds: date, config: Config):
     """The window's sampled rows (a Spark DataFrame, or None) and its summary row."""
     from pyspark.sql import Window as Over
     from pyspark.sql import functions as F
 
     ts, event_id, wanted = config.logs.timestamp, config.logs.event_id, config.sampling.events_per_window
-    if not hours:
-        return None, WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0, null_timestamps=0)
-    logs = spark.read.parquet(*hours)
-    rows = logs.where((F.col(_quote(ts)) >= F.lit(window.start)) & (F.col(_quote(ts)) < F.lit(window.end)))
+    if not window.files.paths:
+        return None, WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0)
+    start, end = window.window.start, window.window.end
+    logs = _read_files(spark, window.files)
+    rows = logs.where((F.col(_quote(ts)) >= F.lit(start)) & (F.col(_quote(ts)) < F.lit(end)))
     # cached: counted now, ranked when the sample is written; rows without an event id are
     # in no event: counted, never sampled
-    keyed = rows.groupBy(F.col(_quote(event_id)).alias("event_id")).agg(F.min(_quote(ts)).alias("first_ts"),
-                                                                       F.count(F.lit(1)).alias("n_rows")).cache()
+    keyed = rows.groupBy(F.col(_quote(event_id)).alias("event_id")).agg(
+        F.min(_quote(ts)).alias("first_ts"), F.count(F.lit(1)).alias("n_rows"),
+        F.min(FILE).alias("first_file"), F.max(FILE).alias("last_file")).cache()
     null_ids = sum(r.n_rows for r in keyed.where(F.col("event_id").isNull()).select("n_rows").collect())
     events = keyed.where(F.col("event_id").isNotNull())
+    spread = events.where(F.col("first_file") != F.col("last_file")).orderBy("first_ts", "event_id")
+    check_one_file_per_event(pl.from_arrow(spread.select("event_id", "first_file", "last_file").toArrow()),
+                             window.window, window.files)
     available = events.count()
-    summary = WindowSummary.of(ds, window, available=available, wanted=wanted, null_event_ids=null_ids,
-                               null_timestamps=null_timestamps)
-    rows = rows.where(F.col(_quote(event_id)).isNotNull())
+    summary = WindowSummary.of(ds, window, available=available, wanted=wanted, null_event_ids=null_ids)
+    rows = rows.where(F.col(_quote(event_id)).isNotNull()).drop(FILE)
     if available <= wanted:  # a short window is taken whole
         return (rows if available else None), summary
-    positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.index)
+    positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.window.index)
     ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
     chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
     chosen_ids = F.broadcast(chosen.select(F.col("event_id").alias("feco_chosen_id")))
     return rows.join(chosen_ids, F.col(_quote(event_id)) == F.col("feco_chosen_id"), "left_semi"), summary
+
+
+def _read_files(spark, files: LogFiles):
+    """Exactly the files the input checks read, each row with its file's index (FILE)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    frames = [spark.read.parquet(spark_path(Path(name) if not storage.is_uri(name) else name))
+              .withColumn(FILE, F.lit(index)) for index, name in enumerate(files.names)]
+    return reduce(lambda a, b: a.unionByName(b), frames)
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],

@@ -94,6 +94,18 @@ def join(location: Location, *parts: str) -> Location:
     return "/".join([str(location).rstrip("/"), *parts])
 
 
+def location_of(root: Location, root_path: str, path: str) -> Location:
+    """A file's ``path`` of the filesystem that holds ``root`` (whose own path there is
+    ``root_path``), named as ``root`` is: with its scheme and host, as the config gives it.
+
+    Examples
+    --------
+    >>> location_of("s3://lake/events", "lake/events", "lake/events/ds=2026-01-05/hour=04/part-0.parquet")
+    's3://lake/events/ds=2026-01-05/hour=04/part-0.parquet'
+    """
+    return join(root, path.removeprefix(root_path.rstrip("/") + "/"))
+
+
 def exists(location: Location) -> bool:
     fs, path = filesystem_for(location)
     return fs.get_file_info(path).type != pafs.FileType.NotFound
@@ -171,3 +183,17 @@ def write_text(location: Location, text: str) -> None:
     fs.create_dir(path.rpartition("/")[0], recursive=True)
     with fs.open_output_stream(path) as stream:
         stream.write(text.encode("utf-8"))
+
+
+def copy_tree(source: Location, target: Location, *, last: str) -> None:
+    """Copy every file below ``source`` to the same place below ``target``, the file named
+    ``last`` after all the others (an object store's copy is server side)."""
+    fs, source_path = filesystem_for(source)
+    _, target_path = filesystem_for(target)
+    found = fs.get_file_info(pafs.FileSelector(source_path, recursive=True))
+    files = sorted((info.path for info in found if info.type == pafs.FileType.File),
+                   key=lambda path: path.rpartition("/")[2] == last)
+    for path in files:
+        copied = target_path.rstrip("/") + "/" + path.removeprefix(source_path.rstrip("/") + "/")
+        fs.create_dir(copied.rpartition("/")[0], recursive=True)
+        fs.copy_file(path, copied)

@@ -21,12 +21,12 @@ from datetime import date, datetime, timedelta, timezone
 import polars as pl
 
 from feco.config import Config, load_config
-from feco.coverage import compute_states, reference_statistics
+from feco.coverage import band_history, compute_states, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
-from feco.sampling import is_sampled, partition_dir, read_sample, sample_files, sampled_query_events
+from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
 from feco.warehouse import named_query, open_configured, open_read_only, publish_day, replace_rows
 
 
@@ -72,9 +72,13 @@ def check_logs(ds: date | str, config: Config | str | None = None, *, now: datet
 
 
 @exclusive
-def sample(ds: date | str, config: Config | str | None = None) -> dict:
-    """Sample the day's windows and write them under the samples folder."""
-    windows = _engine(config).write_sample(ds, config)
+def sample(ds: date | str, config: Config | str | None = None, *, allow_incomplete: bool = False) -> dict:
+    """Sample the day's windows and write them under the samples folder.
+
+    A day whose logs lack an hour a window reads is refused, unless ``allow_incomplete``:
+    then such a window is sampled from what is there and recorded as missing hours.
+    """
+    windows = _engine(config).write_sample(ds, config, allow_incomplete=allow_incomplete)
     rows = sample_files(ds, config.paths.samples).count_rows()
     return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows}
 
@@ -128,10 +132,10 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         from feco import spark_engine
 
         states, status = spark_engine.compute_states(ds, config, references=references,
-                                                     band_history=_query_band_history(ds, config))
+                                                     band_history=band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=_query_band_history(ds, config))
+                                        references=references, band_history=band_history(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
@@ -148,15 +152,6 @@ def _engine(config: Config):
     return sampling
 
 
-def _query_band_history(ds: date, config: Config) -> pl.DataFrame | None:
-    """Sampled events per query of the band_days - 1 days before ds (those sampled)."""
-    days = [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
-    if not days or "query_band" not in {d for dims in config.segments.names() for d in dims}:
-        return None
-    return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
-                                query=config.logs.query)
-
-
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day's rows in the warehouse with the staged sample summary and states."""
@@ -166,6 +161,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     if absent:
         raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
     windows, states, status = (storage.read_parquet(p) for p in staged.values())
+    windows = windows.rename({"window": "window_index"})  # "window" is a keyword in SQL
     run = pl.DataFrame({
         "ds": [ds],
         "published_at": [datetime.now(timezone.utc)],
@@ -193,9 +189,12 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     """Run the alert rules on the published day, track its incidents and replace both.
 
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
-    and the text gives the day's measured NDCG@8 change, when a ranker is known.
+    and the text gives the day's measured NDCG@8 change, when a ranker is known. With
+    ``[alerts.severity] by = "cost"`` (the default) the incidents are then ranked by what
+    their loss costs that ranker, replayed (feco.alerts.cost_severity, table incident_costs).
     """
     from feco.alerts import detect_alerts
+    from feco.alerts.cost_severity import with_costs
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
@@ -203,11 +202,15 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
         alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
                                ndcg_change=ndcg_changes(conn, ds))
         carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
-        incidents = track_incidents(alerts, carried,
-                                    named_query(conn, "day_coverage", {"ds": ds}),
-                                    ds=ds, settings=config.alerts.incidents,
-                                    history_days=named_query(conn, "history_days", {"ds": ds}).item())
-        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents})
+        coverage = named_query(conn, "day_coverage", {"ds": ds})
+        history_days = named_query(conn, "history_days", {"ds": ds}).item()
+
+        def track(alerts: pl.DataFrame) -> pl.DataFrame:
+            return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
+                                   history_days=history_days, sources=config.logs.source_features())
+
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
             "incidents": incidents.filter(pl.col("status") != "resolved").height,
@@ -216,13 +219,15 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
 
 @exclusive
 def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
-           echo=print) -> dict:
+           echo=print, backfill_from: date | None = None) -> dict:
     """Deliver the incident messages not delivered yet (this day's and pending ones from days
-    before: one digest when there are many)."""
+    before: one digest when there are many). After a backfill from ``backfill_from`` to ``ds``:
+    one digest for the backfill, and a message apart for each incident still live on ``ds``."""
     from feco.alerts.notify import notify_alerts
 
     with open_configured(config) as conn:
-        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo)
+        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo,
+                             backfill_from=backfill_from)
 
 
 @exclusive
@@ -267,9 +272,11 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
 
 
 @exclusive
-def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True, echo=print) -> dict:
-    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to."""
-    sample(ds, config)
+def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
+            allow_incomplete: bool = False, echo=print) -> dict:
+    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to.
+    ``allow_incomplete``: see ``sample``."""
+    sample(ds, config, allow_incomplete=allow_incomplete)
     sample_reference(ds, config)
     compute_coverage(ds, config)
     result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}

@@ -7,8 +7,6 @@ a query can neither write nor read arbitrary files.
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from contextlib import contextmanager
 from datetime import date
@@ -18,8 +16,8 @@ from typing import TYPE_CHECKING, Iterator
 import duckdb
 import polars as pl
 
-from feco.errors import DataError, QueryTimeoutError, UsageError, WarehouseBusyError
-from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS
+from feco.errors import DataError, UsageError, WarehouseBusyError
+from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS, check_warehouse_path
 from feco.sql_files import migrations, schema_statements, sql
 
 if TYPE_CHECKING:
@@ -30,7 +28,7 @@ if TYPE_CHECKING:
 FIRST_VERSION = 1
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents")
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents", "incident_costs")
 
 _READ_ONLY_SETTINGS = {
     "enable_external_access": False,
@@ -80,6 +78,7 @@ def open_read_only(path: Path, *, wait_seconds: float = 10.0,
 
 
 def _connect(path: Path, *, read_only: bool, wait_seconds: float, config: dict | None = None):
+    check_warehouse_path(path)
     deadline = time.monotonic() + wait_seconds
     while True:
         try:
@@ -183,81 +182,6 @@ def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None
     """Run one statement with bound parameters and return its result as a polars frame."""
     relation = conn.sql(text, params=params or None)
     return relation.pl() if relation is not None else pl.DataFrame()
-
-
-def query_for_display(conn: duckdb.DuckDBPyConnection, text: str, *,
-                      timeout_seconds: float | None = None) -> pl.DataFrame:
-    """Run a user's query and return every column in a type polars can hold and print.
-
-    Columns of other types (INTERVAL, UNION, BIT, BLOB, TIME WITH TIME ZONE, or nested types
-    holding one) come back as DuckDB's text for the value. The query runs on a cursor in a
-    worker thread, so Ctrl-C cancels it at once (KeyboardInterrupt) and so does the timeout
-    (QueryTimeoutError). Call it from the main thread: only that one may set signal handlers.
-    """
-    cursor = conn.cursor()
-    outcome: dict = {}
-
-    def work() -> None:
-        try:
-            relation = cursor.sql(text)
-            outcome["frame"] = _displayable(relation).pl() if relation is not None else pl.DataFrame()
-        except BaseException as error:  # noqa: BLE001 - handed back to the caller below
-            outcome["error"] = error
-
-    def interrupt(signum, frame) -> None:
-        outcome["interrupted"] = True
-        cursor.interrupt()
-
-    deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
-    previous = signal.signal(signal.SIGINT, interrupt)
-    worker = threading.Thread(target=work, daemon=True)
-    try:
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.1)
-            if deadline is not None and time.monotonic() > deadline and "timed_out" not in outcome:
-                outcome["timed_out"] = True
-                cursor.interrupt()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        cursor.close()
-    if outcome.get("interrupted"):
-        raise KeyboardInterrupt
-    if outcome.get("timed_out"):
-        raise QueryTimeoutError(f"query cancelled after {timeout_seconds:g}s, its time limit: "
-                                "narrow it or give it more time")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["frame"]
-
-
-# Result types polars holds and prints faithfully; any other is shown as text.
-_DISPLAYABLE_TYPES = frozenset({
-    "boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
-    "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "varchar", "uuid", "enum",
-    "date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
-    "timestamp with time zone",
-})
-_NESTED_TYPES = frozenset({"list", "array", "struct", "map"})
-
-
-def _displayable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
-    """The relation with every column polars cannot hold cast to VARCHAR (by position, so
-    duplicate column names stay apart)."""
-    if all(_is_displayable(type_) for type_ in relation.types):
-        return relation
-    columns = [f"#{i}" if _is_displayable(type_) else f"CAST(#{i} AS VARCHAR)"
-               for i, type_ in enumerate(relation.types, start=1)]
-    return relation.project(", ".join(f"{column} AS {quote(name)}"
-                                      for column, name in zip(columns, relation.columns)))
-
-
-def _is_displayable(type_) -> bool:
-    if type_.id in _NESTED_TYPES:
-        # children are (name, type) pairs; an ARRAY also lists its size, a plain number
-        return all(_is_displayable(child) for _, child in type_.children
-                   if isinstance(child, type(type_)))
-    return type_.id in _DISPLAYABLE_TYPES
 
 
 def named_query(conn: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) -> pl.DataFrame:

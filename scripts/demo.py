@@ -66,6 +66,14 @@ def main() -> int:
     check(feco(["query", "SELECT ds, segment_value, round(ndcg8, 4) AS ndcg8, round(ndcg8_change, 4) AS "
                 "change_vs_previous_days FROM ranker_daily_ndcg WHERE segment_dim = 'all' OR segment_value = 'DE' "
                 "ORDER BY segment_value, ds", "--config", str(CONFIG)]))
+    print("\nWhat each paged incident costs the ranker (incident_costs: its coverage loss replayed on clean "
+          "days of its segment before it began, scored by the serving model; 95% interval over events):")
+    check(feco(["query", "SELECT s.feature, s.segment_dim, s.segment_value, c.ds AS replayed, "
+                "list_transform(c.loss_shares, lambda x: round(x, 3)) AS loss, c.events, "
+                "round(c.d_ndcg8, 4) AS d_ndcg8, round(c.d_ndcg8_low, 4) AS low, round(c.d_ndcg8_high, 4) AS high, "
+                "c.severity FROM incident_summary s JOIN incident_costs c USING (incident_id) WHERE s.paged "
+                "QUALIFY c.ds = max(c.ds) OVER (PARTITION BY c.incident_id) ORDER BY s.severity_rank DESC, s.feature",
+                "--config", str(CONFIG)]))
     print()
     check(feco(["drops", "--since", str(START + timedelta(days=7)), "--limit", "8",
                 "--config", str(CONFIG)]))

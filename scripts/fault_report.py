@@ -1,7 +1,7 @@
 """Run the fault suite (issue 7) and print one line per case: outcome and what it tries.
 
 Usage:
-    .venv/bin/python scripts/fault_report.py              # every case below (about 2 minutes)
+    .venv/bin/python scripts/fault_report.py              # every case below (about 6 minutes)
     .venv/bin/python scripts/fault_report.py -k webhook   # the cases whose name or text matches
     .venv/bin/python scripts/fault_report.py --long-run   # also bench/long_run.py (180 days, minutes)
 
@@ -37,6 +37,9 @@ FAULTS = "tests/faults/test_faults.py::"
 PIPELINE = "tests/test_pipeline.py::"
 ALERTS = "tests/alerts/test_pipeline_alerts.py::"
 SAMPLING = "tests/test_sampling.py::"
+RERUN = "tests/faults/test_failed_rerun.py::"
+HOSTILE = "tests/test_hostile_logs.py::"
+QUERY = "tests/test_cli_query.py::"
 
 CASES = [
     Case("fault", FAULTS + "test_a_run_killed_at_any_moment_leaves_the_previous_or_the_complete_day",
@@ -44,7 +47,7 @@ CASES = [
          "state or the whole day, never part; the re-run equals a clean run in another folder",
          "the re-run's runs.config_digest differed from the clean run's: the digest hashed the folders "
          "(f8bc499 hashes settings only)"),
-    Case("fault", FAULTS + "test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_alert_at_least_once",
+    Case("fault", FAULTS + "test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_message_at_least_once",
          "SIGKILL while the webhook holds a POST open, then re-run: every alert delivered on every channel, "
          "the in-flight one POSTed twice (at least once), none lost, none marked delivered unanswered"),
     Case("fault", FAULTS + "test_a_second_run_waits_or_fails_clearly_and_nothing_is_double_counted",
@@ -52,6 +55,31 @@ CASES = [
          "one runs row, no duplicate states",
          "nothing kept them apart: the impatient run exited 0 alongside the first, writing the same sample "
          "and staging files (f8bc499 adds the run lock)"),
+    Case("data loss", RERUN + "test_a_refused_rerun_leaves_the_day_and_the_next_days_bands_as_they_were",
+         "rerun a published day after a copied hour file appears: refused (exit 1), the day's sample and the "
+         "warehouse byte for byte as they were, no staging folder left; the next day's states equal a control's",
+         "the rerun removed the published _windows.parquet before staging and left samples/ds=….tmp: the next "
+         "day's query bands silently left the day out (every query_band state differed; 289c613 stages first)"),
+    Case("data loss", RERUN + "test_a_rerun_failing_at_any_file_operation_leaves_the_published_day",
+         "a rerun made to fail at each of its file operations in turn (every window, the summary, the swap's "
+         "renames, the staged counts): the samples folder byte for byte, the warehouse's rows unchanged",
+         "a failure anywhere in the sample step left the day without its _windows.parquet (289c613)"),
+    Case("data loss", RERUN + "test_a_rerun_killed_at_any_file_operation_leaves_the_previous_or_the_new_day",
+         "a rerun SIGKILLed at each file operation in turn; once the next sample step has cleaned up, the "
+         "samples folder byte for byte and the warehouse's rows as before",
+         "as above, and a staging folder left behind (289c613 recovers a cut swap)"),
+    Case("double count", HOSTILE + "test_a_copied_hour_file_is_refused_not_counted_twice",
+         "an hour file copied as part-0 (1).parquet or part-9.parquet, with the DuckDB and the Spark engine "
+         "(the Spark case is slow): refused, naming both files",
+         "the Spark engine published every event of the copied file twice and exited 0 (5db838d: one set "
+         "of input checks for both engines)"),
+    Case("double count", HOSTILE + "test_events_split_over_two_files_are_refused",
+         "the same events logged twice with other values in a second file, sampled by step and taken whole, "
+         "both engines: refused", "the Spark engine counted them twice (5db838d)"),
+    Case("data loss", HOSTILE + "test_run_and_backfill_refuse_a_day_missing_a_window_hour_in_one_line",
+         "the hour folder a window reads removed: run and backfill refuse the day in one line naming it; with "
+         "--allow-incomplete the window is recorded as missing (not short) and the volume rule alerts",
+         "both exited 0 and published a window of 0 events, shown as a short window (5db838d)"),
     Case("fault", PIPELINE + "test_a_second_writer_fails_with_a_clear_message",
          "a second process opening the warehouse for writing waits, then fails with a clear message"),
     Case("fault", PIPELINE + "test_failed_publish_leaves_the_previous_state",
@@ -70,8 +98,9 @@ CASES = [
          "webhook answers 500: stored as failed without the URL, delivered by the next run"),
     Case("fault", ALERTS + "test_an_unreachable_webhook_does_not_stop_the_run",
          "webhook unreachable: the run finishes, the error is stored without the URL"),
-    Case("fault", ALERTS + "test_a_webhook_that_times_out_is_recorded_and_retried",
-         "webhook slower than the timeout: stored as timed out without the URL, the run goes on"),
+    Case("fault", ALERTS + "test_a_misbehaving_webhook_is_recorded_as_failed_and_retried",
+         "webhook that drips bytes, hangs, answers garbage or closes early: stored as failed without the URL, "
+         "the run goes on, the next run retries"),
     Case("input", PIPELINE + "test_missing_day_is_a_clear_error_and_the_warehouse_is_unchanged",
          "missing day partition: one error, stored days unchanged"),
     Case("input", SAMPLING + "test_missing_and_empty_partitions_are_clear_errors",
@@ -103,9 +132,27 @@ CASES = [
          "svmlight/LETOR file with malformed lines: the error names file and line"),
     Case("input", "tests/test_cli.py::test_errors_are_one_line_not_a_traceback",
          "CLI errors are one line with an exit status, no traceback"),
+    Case("input", "tests/test_cli.py::test_a_warehouse_folder_that_cannot_be_written_is_one_line",
+         "the warehouse in a folder feco cannot write: one line, exit 2",
+         "a 19-line PermissionError traceback from feco/locking.py (5ad13d4)"),
+    Case("input", "tests/test_cli.py::test_a_warehouse_that_is_a_folder_is_one_line_and_leaves_nothing",
+         "[paths] warehouse naming a folder: run, query and status say so in one line and create nothing",
+         "a misleading samples-ownership error and an empty .lock left behind (5ad13d4)"),
     Case("query", "tests/test_cli.py::test_query_refuses_writes_and_file_access",
          "`feco query`: INSERT, DELETE, DROP, ATTACH, COPY TO, INSTALL/LOAD, read_csv of a local file, "
          "SET: refused"),
+    Case("query", QUERY + "test_the_memory_limit_holds_for_memory_duckdb_does_not_manage",
+         "`feco query` building a 1.5 GB string under --memory-limit 200MB, a list of 100M numbers under "
+         "300MB: one line, exit 2, the query's process never past the limit plus what it holds when loaded",
+         "DuckDB's limit covers its buffers only: 3.2 GB and 7.4 GB (5ad13d4 runs the query in a child process "
+         "with RLIMIT_AS)"),
+    Case("query", QUERY + "test_the_deadline_holds_whatever_the_query_waits_on",
+         "--timeout 1 while a writer holds the warehouse: the query is killed at its deadline",
+         "the wait for the warehouse was outside the deadline (and an uninterruptible query ran 24-85 s past "
+         "--timeout 2; 5ad13d4 kills the child)"),
+    Case("query", QUERY + "test_a_bad_limit_is_one_line_and_a_usage_error",
+         "--memory-limit lots / 1KB / -5MB, --timeout nan / inf / -1: one line each, exit 2",
+         "1KB was a traceback, nan and inf meant no limit (5ad13d4)"),
     Case("query", FAULTS + "test_ctrl_c_cancels_a_long_query_without_harm",
          "Ctrl-C during a long `feco query`: cancelled at once, exit 130, warehouse usable",
          "SIGINT left the query running: no exit within 30 s (f8bc499 interrupts the DuckDB cursor)"),
@@ -169,12 +216,13 @@ def main() -> int:
 
     names = [case.test.rsplit("::", 1)[-1].removeprefix("test_") for case, _, _ in rows]
     width = max(map(len, names), default=4)
-    indent = " " * (9 + width + 1 + 13)
-    print(f"\n{'area':<9}{'case':<{width + 1}}{'outcome':<13}what it tries; what it caught before its fix")
+    area = max((len(case.area) for case, _, _ in rows), default=4) + 1
+    indent = " " * (area + width + 1 + 13)
+    print(f"\n{'area':<{area}}{'case':<{width + 1}}{'outcome':<13}what it tries; what it caught before its fix")
     for (case, outcome, tries), name in zip(rows, names):
         text = tries + (f". Failed before: {case.failed_before}" if case.failed_before else "")
         lines = textwrap.wrap(text, 90) or [""]
-        print(f"{case.area:<9}{name:<{width + 1}}{outcome:<13}{lines[0]}")
+        print(f"{case.area:<{area}}{name:<{width + 1}}{outcome:<13}{lines[0]}")
         for line in lines[1:]:
             print(indent + line)
     failed = [case for case, outcome, _ in rows if not outcome.startswith("pass")]

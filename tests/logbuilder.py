@@ -79,13 +79,25 @@ def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned typ
     return parse_config(raw, source=tmp / "feco.toml")
 
 
+# The Spark engine as the tests run it: local mode on two cores, no web UI, few partitions.
+SPARK_TEST_SETTINGS = {"master": "local[2]", "conf": {"spark.ui.enabled": "false",
+                                                      "spark.sql.shuffle.partitions": "4"}}
+
+
+def engine_sections(engine: str) -> dict:
+    """The config sections that select ``engine`` ("duckdb" or "spark"), for ``make_config``."""
+    return {"engine": engine, "spark": SPARK_TEST_SETTINGS} if engine == "spark" else {}
+
+
 def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_per_window: int = 5,
-                      extra: str = "", readiness: str = "settle_minutes = 0") -> Path:
+                      extra: str = "", readiness: str = "settle_minutes = 0", engine: str = "duckdb") -> Path:
     """A feco.toml in ``folder`` over its logs/, samples/ and feco.duckdb, for CLI and DAG tests;
     ``extra`` is appended TOML. Logs count as complete once written (``readiness``), since the
     tests write them just before the run."""
+    spark = "" if engine == "duckdb" else (f'engine = "{engine}"\n[spark]\nmaster = "{SPARK_TEST_SETTINGS["master"]}"\n'
+                                           + "conf = " + json.dumps(SPARK_TEST_SETTINGS["conf"]).replace('":', '" =') + "\n")
     path = folder / "feco.toml"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(spark + textwrap.dedent(f"""
         [paths]
         logs = "logs"
         samples = "samples"

@@ -1,7 +1,9 @@
 """The pipeline CLI: one clear line on errors, progress on backfill, a read-only query surface."""
 
 import json
+import os
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +109,43 @@ def test_experiment_help_shows_percent_signs_once(command, capsys):
     with pytest.raises(SystemExit):
         main(["experiment", command, "--help"])
     assert "%%" not in capsys.readouterr().out
+
+
+def _read_only_folder(tmp_path):
+    """A folder this process cannot create files in: a mode 555 one, or /sys for root."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            os.close(os.open(candidate / "feco-probe", os.O_RDWR | os.O_CREAT))
+        except OSError:
+            return candidate
+        os.remove(candidate / "feco-probe")
+    pytest.skip("no folder here is read-only for this user")
+
+
+def test_a_warehouse_folder_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    folder = _read_only_folder(tmp_path)
+    write_logs(tmp_path / "logs", make_events(START, events=1500, seed=0))
+    config = str(write_config_file(tmp_path))
+    Path(config).write_text(Path(config).read_text().replace('warehouse = "feco.duckdb"',
+                                                             f'warehouse = "{folder}/feco-test.duckdb"'))
+    assert main(["run", "--ds", str(START), "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"feco: error: cannot create the run lock {folder}/feco-test.duckdb.lock: ")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["run", "--ds", str(START)], ["query", "SELECT 1"], ["status"]])
+def test_a_warehouse_that_is_a_folder_is_one_line_and_leaves_nothing(tmp_path, capsys, command):
+    write_logs(tmp_path / "logs", make_events(START, events=1500, seed=0))
+    config = str(write_config_file(tmp_path))
+    Path(config).write_text(Path(config).read_text().replace('warehouse = "feco.duckdb"', 'warehouse = "samples"'))
+    (tmp_path / "samples").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    assert main([*command, "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"feco: error: the warehouse {tmp_path}/samples is a folder: [paths] warehouse must "
+                           f"name a DuckDB file, such as {tmp_path}/samples/feco.duckdb")
+    assert sorted(tmp_path.rglob("*")) == before  # no lock, no sample, no owner file

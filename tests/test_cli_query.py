@@ -38,7 +38,7 @@ def test_every_result_type_prints_in_every_format(config_file, capsys):
     assert query(config_file, EXOTIC, "--format", "json") == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row == {"span": "1 day", "choice": "2", "list": [1, 2],
-                   "record": "{'a': 1, 'b': [2 days]}", "nan": None, "minus_inf": None,
+                   "record": {"a": 1, "b": ["2 days"]}, "nan": None, "minus_inf": None,
                    "price": 1.5, "total": 3}
 
     assert query(config_file, EXOTIC, "--format", "csv") == 0
@@ -66,6 +66,21 @@ def test_csv_writes_nested_values_as_json_text(config_file, capsys):
     assert json.loads(rows[0]["l"]) == [1, 2] and json.loads(rows[0]["s"]) == {"x": "a"}
 
 
+def test_nested_values_holding_types_polars_lacks_keep_their_shape(config_file, capsys):
+    """An INTERVAL, a BLOB or a UNION inside a struct, list, array or map is DuckDB's text for
+    that value; the nesting around it stays, so CSV prints it as JSON text as --help says."""
+    nested = ("SELECT {'a': 1, 'b': [INTERVAL 2 DAY]} AS record, [INTERVAL 1 HOUR, NULL] AS spans, "
+              "array_value(INTERVAL 1 DAY, INTERVAL 3 DAY) AS fixed, MAP {'k': '\\xAA'::BLOB} AS blobs, "
+              "[union_value(n := 2)::UNION(n INT, s VARCHAR)] AS choices")
+    assert query(config_file, nested, "--format", "csv") == 0
+    import csv
+
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    assert {name: json.loads(text) for name, text in row.items()} == {
+        "record": {"a": 1, "b": ["2 days"]}, "spans": ["01:00:00", None], "fixed": ["1 day", "3 days"],
+        "blobs": {"k": "\\xAA"}, "choices": ["2"]}
+
+
 def test_sql_from_a_file_and_from_standard_input(config_file, tmp_path, capsys, monkeypatch):
     (tmp_path / "q.sql").write_text("-- how many days\nSELECT 42 AS answer\n")
     assert query(config_file, "--file", str(tmp_path / "q.sql"), "--format", "csv") == 0
@@ -89,6 +104,15 @@ def test_a_query_is_cancelled_at_its_timeout(config_file, capsys):
     assert "query cancelled after 0.5s" in capsys.readouterr().err
 
 
+def test_the_deadline_holds_whatever_the_query_waits_on(config_file, tmp_path, capsys):
+    """A writer holds the warehouse: the query's process waits for it (up to 10 s, then exit
+    3), and the deadline, which covers the whole query, ends it first."""
+    with open_for_write(tmp_path / "feco.duckdb"):
+        assert query(config_file, "SELECT 1", "--timeout", "1") == 2
+    assert capsys.readouterr().err.strip() == ("feco: error: query cancelled after 1s, its time limit: "
+                                               "narrow it or give it more time")
+
+
 def test_memory_limit_is_the_option_not_most_of_the_machine(config_file, capsys):
     setting = "SELECT current_setting('memory_limit') AS m"
     expected = duckdb.connect(config={"memory_limit": READ_MEMORY_LIMIT}).sql(setting).fetchall()[0][0]
@@ -96,10 +120,46 @@ def test_memory_limit_is_the_option_not_most_of_the_machine(config_file, capsys)
     assert capsys.readouterr().out.splitlines()[1] == expected
     assert query(config_file, setting, "--memory-limit", "64MB", "--format", "csv") == 0
     assert capsys.readouterr().out.splitlines()[1] == "61.0 MiB"
-    assert query(config_file, "SELECT list(range) FROM range(20000000)", "--memory-limit", "8MB") == 2
-    assert "--memory-limit" in capsys.readouterr().err
-    assert query(config_file, "SELECT 1", "--memory-limit", "lots") == 2
-    assert "Memory must have a number" in capsys.readouterr().err
+    assert query(config_file, "SELECT list(range) FROM range(20000000)", "--memory-limit", "32MB") == 2
+    assert "needs more than --memory-limit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--memory-limit", "lots"], "--memory-limit 'lots' is not a size"),
+    (["--memory-limit", "1KB"], "--memory-limit 1KB is too small"),
+    (["--memory-limit=-5MB"], "is not a size"),
+    (["--timeout", "nan"], "--timeout must be 0 (no limit) or a number of seconds, got nan"),
+    (["--timeout", "inf"], "got inf"),
+    (["--timeout", "-1"], "got -1"),
+])
+def test_a_bad_limit_is_one_line_and_a_usage_error(config_file, capsys, args, message):
+    assert query(config_file, "SELECT 1", *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("feco: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+PEAK_OF_THE_QUERY = """
+import resource, sys
+from feco.cli import main
+code = main(sys.argv[1:])
+# the largest resident set of this process's children: the query's process
+print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(("sql", "limit"), [
+    ("SELECT length(repeat('x', 1500000000))", "200MB"),  # a string: outside DuckDB's buffer manager
+    ("SELECT len(l) FROM (SELECT list(range(100000000)) AS l)", "300MB"),  # a list of 100M numbers
+])
+def test_the_memory_limit_holds_for_memory_duckdb_does_not_manage(config_file, sql, limit):
+    """The operating system bounds the query's process: these reached 3.1 GB and 7.3 GB."""
+    done = subprocess.run([sys.executable, "-c", PEAK_OF_THE_QUERY, "query", sql, "--memory-limit", limit,
+                           "--config", config_file], capture_output=True, text=True, timeout=300, check=False)
+    *lines, last = done.stderr.strip().splitlines()
+    code, peak = map(int, last.split())
+    assert code == 2 and len(lines) == 1 and "needs more than --memory-limit" in lines[0], done.stderr
+    # what Python, DuckDB and pyarrow hold before the query starts (about 150 MB here), plus the limit
+    assert peak < int(limit.removesuffix("MB")) * 1_000_000 + 300_000_000
 
 
 def test_help_lists_every_relation_of_the_warehouse(config_file, capsys):
@@ -167,14 +227,14 @@ def test_a_long_query_gives_way_to_a_run(config_file, tmp_path):
     warehouse = tmp_path / "feco.duckdb"
     reader = subprocess.Popen(
         [sys.executable, "-m", "feco", "query", "SELECT count(*) FROM range(100000000000)",
-         "--timeout", "3", "--config", config_file],
+         "--timeout", "10", "--config", config_file],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_until_opened(warehouse, reader)
         with open_for_write(warehouse) as conn:  # waits while the query holds the file
             assert conn.sql("SELECT count(*) FROM runs").fetchall() == [(0,)]
         assert reader.wait(timeout=60) == 2
-        assert "query cancelled after 3s" in reader.stderr.read()
+        assert "query cancelled after 10s" in reader.stderr.read()
     finally:
         reader.kill()
         reader.wait()
@@ -207,3 +267,11 @@ def test_alerts_print_incidents_as_lines_or_as_a_table(config_file, tmp_path, ca
     header, *_ = [row for row in capsys.readouterr().out.splitlines() if "severity" in row]
     assert {"severity", "feature", "segment_value", "status", "opened_ds"} <= set(
         header.replace("│", " ").replace("┆", " ").split())
+
+
+def test_sample_windows_is_queried_without_quoting_a_keyword(config_file, tmp_path, capsys):
+    with open_for_write(tmp_path / "feco.duckdb") as conn:
+        conn.execute("INSERT INTO sample_windows (ds, window_index, window_start, window_end, events_available, "
+                     "events_sampled) VALUES ('2026-03-01', 2, '2026-03-01 07:25Z', '2026-03-01 07:35Z', 9, 5)")
+    assert query(config_file, "SELECT window_index, events_sampled FROM sample_windows", "--format", "csv") == 0
+    assert capsys.readouterr().out == "window_index,events_sampled\n2,5\n"

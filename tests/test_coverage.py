@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feco import coverage
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError
 from logbuilder import make_config, make_events
@@ -133,6 +134,8 @@ def test_product_age_and_unknown_values(tmp_path):
                          product_first_seen=seen, region=["US", None, "DE", "DE"], query=["q1", None, "q1", "q1"])
     states, _ = compute_states(frame, ds=DAY, config=config)
     assert segment_rows(states, "product_age") == {"new": 2, "established": 1, "unknown": 1}
+    # age bands nest in product_age: 0 and 29 days are new (0d, 14-29d), 30 is established
+    assert segment_rows(states, "age_band") == {"0d": 1, "14-29d": 1, "30-89d": 1, "unknown": 1}
     assert segment_rows(states, "region") == {"US": 1, "unknown": 1, "DE": 2}
     assert segment_rows(states, "query_band")["unknown"] == 1
 
@@ -142,7 +145,7 @@ def test_segment_names_and_crosses(tmp_path):
     states, _ = compute_states(make_events(DAY, events=50).with_columns(
         pl.lit(0, pl.Int16).alias("window")), ds=DAY, config=config)
     dims = set(states["segment_dim"])
-    assert dims == {"all", "product_group", "region", "query_band", "product_age",
+    assert dims == {"all", "product_group", "region", "query_band", "product_age", "age_band",
                     "region x query_band"}
     crossed = states.filter(segment_dim="region x query_band")["segment_value"]
     assert all(" x " in v for v in crossed)
@@ -175,3 +178,21 @@ def test_states_match_a_brute_force_count_and_roll_up_exactly(tmp_path_factory, 
         "segment_value").agg(pl.col("n_rows").sum())
     expected = pl.Series(regions[:n]).value_counts()
     assert dict(per_region.iter_rows()) == dict(expected.iter_rows())
+
+
+def test_rows_are_labelled_with_the_segments_coverage_counts_them_under(tmp_path):
+    # The ranker explains and replays rows by these labels: each segment's rows must be the
+    # n_rows coverage counts for it, query bands (from the day and the days before) included.
+    config = make_config(tmp_path, segments={"crosses": [["region", "query_band"]], "head_share": 0.3})
+    sample = make_events(DAY, events=400, seed=4).with_columns(pl.lit(0, pl.Int16).alias("window"))
+    history = pl.DataFrame({"query": ["q3", "q7"], "n": [500, 200]})
+    states, _ = compute_states(sample, ds=DAY, config=config, band_history=history)
+    labels = coverage.segment_rows(sample, ds=DAY, config=config, band_history=history)
+    assert labels.height == sample.height
+    counted = {(d, v): n for d, v, n in states.filter(feature="f_dense").select(
+        "segment_dim", "segment_value", "n_rows").iter_rows()}
+    for dims in config.segments.names()[1:]:
+        value = pl.concat_str(list(dims), separator=" x ")
+        labelled = dict(labels.group_by(value.alias("v")).len().iter_rows())
+        assert labelled == {v: n for (d, v), n in counted.items() if d == " x ".join(dims)}, dims
+    assert set(labels["query_band"]) == {"head", "torso", "tail"}

@@ -1,9 +1,12 @@
 """Logs as a careless writer leaves them: each ends in one clear line or a counted warning,
-never in a traceback, a silent drop or a count taken twice."""
+never in a traceback, a silent drop or a count taken twice, with either engine: both run the
+same input checks (``feco.sampling.window_files`` and ``check_one_file_per_event``). The Spark
+cases start a local JVM and are marked slow."""
 
 import shutil
 from datetime import date, datetime, timedelta, timezone
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,6 +14,7 @@ import pytest
 from logbuilder import (
     FEATURES,
     blank_event_keys,
+    engine_sections,
     make_config,
     make_events,
     write_config_file,
@@ -19,18 +23,32 @@ from logbuilder import (
 
 from feco import tasks
 from feco.cli import main
-from feco.config import parse_config
-from feco.coverage import compute_states
 from feco.errors import ConfigError, DataError, UsageError
-from feco.sampling import sample_day
+from feco.sampling import read_sample
 
 DAY = date(2026, 3, 2)
 
 
+@pytest.fixture(params=["duckdb", pytest.param("spark", marks=pytest.mark.slow)])
+def engine(request):
+    if request.param == "spark":
+        pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
+        if shutil.which("java") is None:
+            pytest.skip("the Spark engine needs Java (17+) on PATH")
+    return request.param
+
+
 @pytest.fixture
-def config(tmp_path):
+def config(tmp_path, engine):
     write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=1))
-    return make_config(tmp_path)
+    return make_config(tmp_path, **engine_sections(engine))
+
+
+def sample_day(ds, config, **options):
+    """The day sampled by the config's engine: its rows (in a fixed order) and windows."""
+    tasks.sample(ds, config, **options)
+    rows, windows = read_sample(ds, config.paths.samples)
+    return rows.sort("window", "event_id", "position"), windows
 
 
 def hour_file(config, hour: int, name: str = "part-0.parquet"):
@@ -64,12 +82,12 @@ def test_added_dropped_or_retyped_columns_name_the_file_and_the_column(config, c
         sample_day(DAY, config)
 
 
-def test_backfill_lists_a_failed_day_and_goes_on(tmp_path, capsys, monkeypatch):
+def test_backfill_lists_a_failed_day_and_goes_on(tmp_path, capsys, monkeypatch, engine):
     for i in range(3):
         write_logs(tmp_path / "logs", make_events(DAY + timedelta(days=i), events=1500, seed=i))
     drifted = tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet"
     rewrite(drifted, lambda frame: frame.drop("f_sparse"))
-    config_file = str(write_config_file(tmp_path))
+    config_file = str(write_config_file(tmp_path, engine=engine))
     run_day = tasks.run_day
 
     def crash_on_the_third_day(ds, config, **options):
@@ -115,27 +133,35 @@ def test_logs_with_a_window_column_are_refused(config):
         sample_day(DAY, config)
 
 
-def test_regex_like_column_names_are_read_literally(tmp_path):
+def test_regex_like_column_names_are_read_literally(tmp_path, engine):
     names = {"f_dense": "a.b", "f_sparse": "f[1]", "f_signed": "x+y", "event_id": "id (1)", "event_ts": "ts$"}
     logs = make_events(DAY, events=2000, seed=1)
     write_logs(tmp_path / "plain" / "logs", logs)
-    plain = make_config(tmp_path / "plain")
+    plain = make_config(tmp_path / "plain", **engine_sections(engine))
     odd_logs = tmp_path / "odd" / "logs"
     for path in (tmp_path / "plain" / "logs").rglob("*.parquet"):
         target = odd_logs / path.relative_to(tmp_path / "plain" / "logs")
         target.parent.mkdir(parents=True, exist_ok=True)
         pl.read_parquet(path).rename(names).write_parquet(target)
     odd = make_config(tmp_path / "odd", logs={"features": [names[f] for f in FEATURES], "event_id": "id (1)",
-                                              "timestamp": "ts$"}, coverage={"rules": {"x+y": "!= 0"}})
+                                              "timestamp": "ts$"}, coverage={"rules": {"x+y": "!= 0"}},
+                      **engine_sections(engine))
     plain_rows, plain_windows = sample_day(DAY, plain)
-    odd_rows, odd_windows = sample_day(DAY, odd)
-    assert odd_rows.rename({v: k for k, v in names.items()}).equals(plain_rows)
+    tasks.sample(DAY, odd)
+    odd_rows, odd_windows = read_sample(DAY, odd.paths.samples)
+    assert odd_rows.rename({v: k for k, v in names.items()}).sort("window", "event_id", "position").equals(plain_rows)
     assert odd_windows.equals(plain_windows)
-    plain_states, _ = compute_states(plain_rows, ds=DAY, config=plain)
-    odd_states, status = compute_states(odd_rows, ds=DAY, config=odd)
+    (plain_states, _), (odd_states, status) = (staged_states(config) for config in (plain, odd))
     assert status["status"].to_list() == ["ok"] * 3
     renamed = odd_states.with_columns(pl.col("feature").replace({v: k for k, v in names.items()}))
     assert renamed.sort(renamed.columns).equals(plain_states.sort(plain_states.columns))
+
+
+def staged_states(config):
+    """The coverage step's staged states and feature status, counted by the config's engine."""
+    tasks.compute_coverage(DAY, config)
+    day = config.paths.samples / f"ds={DAY}"
+    return pl.read_parquet(day / "_coverage_states.parquet"), pl.read_parquet(day / "_feature_status.parquet")
 
 
 @pytest.mark.parametrize("copy_name", ["part-0 (1).parquet", "part-9.parquet"])
@@ -147,28 +173,27 @@ def test_a_copied_hour_file_is_refused_not_counted_twice(config, copy_name):
         assert str(path) in str(refused.value)
 
 
-def test_events_split_over_two_files_are_refused(config):
+def test_events_split_over_two_files_are_refused(config, engine):
     """The same event ids in another file, with other values (logged twice)."""
     original = pl.read_parquet(hour_file(config, 4))
     original.with_columns(pl.col("f_dense") * 2).write_parquet(hour_file(config, 4, "part-1.parquet"))
     for events in (5, 10_000):  # sampled by step, and a short window taken whole
         sampling = {"windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": events}
         with pytest.raises(DataError, match="have rows in two files"):
-            sample_day(DAY, make_config(config.source.parent, sampling=sampling))
+            sample_day(DAY, make_config(config.source.parent, sampling=sampling, **engine_sections(engine)))
 
 
-def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path, capsys):
+def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path, capsys, engine):
     logs = make_events(DAY, events=2000, seed=1)
     write_logs(tmp_path / "logs", logs)
     path = tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet"
     height = pl.read_parquet(path).height
     blank_event_keys(path, event_ids=6, timestamps=4)  # in the CLI config's window 04:25-04:35
-    config_file = write_config_file(tmp_path)
-    config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
-                           "logs": {"features": FEATURES}, "sampling": {"window_starts": ["04:00"], "windows": 1,
-                                                                        "window_minutes": 60,
-                                                                        "events_per_window": 10_000}},
-                          source=config_file)
+    config_file = write_config_file(tmp_path, engine=engine)
+    config = make_config(tmp_path / "whole_hour", sampling={"window_starts": ["04:00"], "windows": 1,
+                                                            "window_minutes": 60, "events_per_window": 10_000},
+                         paths={"logs": str(tmp_path / "logs"), "samples": "samples", "warehouse": "feco.duckdb"},
+                         **engine_sections(engine))
     rows, windows = sample_day(DAY, config)
     assert windows.select("rows_null_event_id", "rows_null_timestamp").row(0) == (6, 4)
     assert rows["event_id"].null_count() == 0
@@ -204,24 +229,61 @@ def test_hidden_and_underscore_files_and_folders_are_ignored(config):
     assert rows.equals(expected)
 
 
-def test_a_file_corrupt_past_its_footer_is_named(config):
+def test_a_file_corrupt_past_its_footer_is_named(config, engine):
     path = hour_file(config, 4)
     data = bytearray(path.read_bytes())
     data[4:len(data) // 2] = bytes(len(data) // 2 - 4)  # data pages zeroed, footer intact
     path.write_bytes(bytes(data))
     with pytest.raises(DataError, match="corrupt or unreadable Parquet file .*hour=04/part-0.parquet"):
         sample_day(DAY, make_config(config.source.parent, sampling={
-            "windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": 5}))
+            "windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": 5},
+            **engine_sections(engine)))
 
 
-def test_two_configs_cannot_share_a_samples_folder(config, tmp_path):
+def test_two_configs_cannot_share_a_samples_folder(config, tmp_path, engine):
     tasks.sample(DAY, config)
     tasks.sample(DAY, config)  # the same warehouse again: its own folder
-    other = make_config(tmp_path, paths={"logs": "logs", "samples": "samples", "warehouse": "other.duckdb"})
+    other = make_config(tmp_path, paths={"logs": "logs", "samples": "samples", "warehouse": "other.duckdb"},
+                        **engine_sections(engine))
     with pytest.raises(UsageError, match=r"the samples folder .*samples belongs to the warehouse ../feco.duckdb, "
                                          r"not to this config's ../other.duckdb.*give each config its own"):
         tasks.sample(DAY, other)
     moved = tmp_path / "moved"  # samples and warehouse moved together still belong together
     shutil.copytree(tmp_path / "samples", moved / "samples")
     tasks.sample(DAY, make_config(moved, paths={"logs": str(config.paths.logs), "samples": "samples",
-                                                "warehouse": "feco.duckdb"}))
+                                                "warehouse": "feco.duckdb"}, **engine_sections(engine)))
+
+
+def test_a_missing_window_hour_is_refused_unless_allowed_then_recorded_as_missing(config):
+    """Window 1 (04:25-04:35) reads hour=04 alone; without it the day is refused, naming it."""
+    shutil.rmtree(hour_file(config, 4).parent)
+    with pytest.raises(DataError, match=r"no files for hour=04 under .*ds=2026-03-02, which sampling windows "
+                                        r"1 \(04:25-04:35\) read: .*--allow-incomplete"):
+        sample_day(DAY, config)
+    assert not (config.paths.samples / f"ds={DAY}").exists()
+    _, windows = sample_day(DAY, config, allow_incomplete=True)
+    assert windows.filter(window=1).select("events_available", "hours_missing").row(0) == (0, [4])
+    assert windows.filter(pl.col("window") != 1)["hours_missing"].to_list() == [[]] * 7
+
+
+def test_run_and_backfill_refuse_a_day_missing_a_window_hour_in_one_line(tmp_path, capsys):
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=1))
+    shutil.rmtree(tmp_path / "logs" / f"ds={DAY}" / "hour=04")  # window 1, 04:25-04:35
+    config_file = str(write_config_file(tmp_path))
+    for command in (["run", "--ds", str(DAY)], ["backfill", "--start", str(DAY), "--end", str(DAY)]):
+        assert main([*command, "--config", config_file]) == 1
+        err = capsys.readouterr().err
+        assert "no files for hour=04" in err and "windows 1 (04:25-04:35)" in err and "Traceback" not in err
+    assert main(["run", "--ds", str(DAY), "--config", config_file]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "samples" / f"ds={DAY}").exists()
+
+    assert main(["backfill", "--start", str(DAY), "--end", str(DAY), "--allow-incomplete", "--config", config_file]) == 0
+    capsys.readouterr()
+    assert main(["status", "--config", config_file]) == 0
+    out = capsys.readouterr().out
+    assert "short windows:     0 " in out  # the missing window is not counted as short
+    assert f"missing windows:   1 (hours without logs, sampled with --allow-incomplete: {DAY}" in out
+    with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
+        alert = conn.sql("SELECT observed, detail FROM alerts WHERE rule = 'volume_drop'").fetchall()
+    assert alert == [(7 * 5, "1 window without logs (hours missing from the logs): sampled events 35")]

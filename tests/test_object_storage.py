@@ -9,6 +9,7 @@ from logbuilder import make_config, make_events, write_logs
 
 from feco import storage, tasks
 from feco.errors import DataError
+from feco.sampling.day_folder import recover_samples
 from feco.warehouse import open_read_only
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] (the test extra) is not installed")
@@ -107,3 +108,41 @@ def test_readiness_reads_a_buckets_listing(tmp_path, bucket):
     assert not tasks.check_logs(DAY, marked, now=now).ready
     fs.open_output_stream(f"{root}/ds={DAY}/_SUCCESS").close()
     assert tasks.check_logs(DAY, marked, now=now).ready
+
+
+def _bucket_files(location: str) -> dict[str, bytes]:
+    fs, root = storage.filesystem_for(location)
+    found = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    return {info.path: fs.open_input_file(info.path).read() for info in found if info.type == pafs.FileType.File}
+
+
+def test_a_refused_rerun_in_a_bucket_leaves_the_published_sample_and_a_cut_swap_is_finished(tmp_path, bucket):
+    logs = tmp_path / "logs"
+    write_logs(logs, make_events(DAY, events=3000, seed=4))
+    fs, root = storage.filesystem_for(f"s3://{bucket}/search_logs")
+    pafs.copy_files(str(logs), root, destination_filesystem=fs)
+    samples = f"s3://{bucket}/feco/samples"
+    remote = make_config(tmp_path, paths={"logs": f"s3://{bucket}/search_logs", "samples": samples,
+                                          "warehouse": "feco.duckdb"})
+    tasks.sample(DAY, remote)
+    published = _bucket_files(samples)
+    hour = f"{root}/ds={DAY}/hour=04"
+    fs.copy_file(f"{hour}/part-0.parquet", f"{hour}/part-0 (1).parquet")
+    with pytest.raises(DataError, match="have rows in two files") as refused:
+        tasks.sample(DAY, remote)
+    for name in ("part-0.parquet", "part-0 (1).parquet"):  # named as configured, scheme and all
+        assert f"s3://{bucket}/search_logs/ds={DAY}/hour=04/{name}" in str(refused.value)
+    assert _bucket_files(samples) == published  # untouched, no staging left
+
+    # A run killed in the swap, after the published summary went: the next sample step copies
+    # the complete staged sample in.
+    fs.delete_file(f"{hour}/part-0 (1).parquet")
+    staging = f"{bucket}/feco/samples/_ds={DAY}.tmp"
+    for path, data in published.items():
+        if f"ds={DAY}/" in path:
+            with fs.open_output_stream(path.replace(f"feco/samples/ds={DAY}", f"feco/samples/_ds={DAY}.tmp")) as out:
+                out.write(data)
+    fs.delete_file(f"{bucket}/feco/samples/ds={DAY}/_windows.parquet")
+    recover_samples(samples)
+    assert _bucket_files(samples) == published
+    assert fs.get_file_info(staging).type == pafs.FileType.NotFound

@@ -98,3 +98,17 @@ def test_two_migrations_with_one_number_are_refused(tmp_path):
     migration(tmp_path, "002_b.sql", "SELECT 1")
     with pytest.raises(ValueError, match="two migrations numbered 2"):
         migrations(tmp_path)
+
+
+def test_sample_windows_window_becomes_window_index_with_its_rows(tmp_path):
+    """Migration 010: `window` is an SQL keyword, so `SELECT window FROM sample_windows` failed
+    to parse; the column is window_index now, its values kept. 011 adds hours_missing (NULL
+    for the days sampled before)."""
+    path = first_release_warehouse(tmp_path / "old.duckdb")
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("INSERT INTO sample_windows VALUES (?, 3, '2026-03-01 10:25Z', '2026-03-01 10:35Z', 90, 40, 2.25)",
+                     [DAY])
+    with open_for_write(path) as conn:
+        assert conn.sql("SELECT ds, window_index, events_sampled, hours_missing FROM sample_windows").fetchall() == [
+            (DAY, 3, 40, None)]
+        assert "window" not in conn.sql("SELECT * FROM sample_windows").columns

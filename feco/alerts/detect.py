@@ -8,6 +8,7 @@ from datetime import date
 import duckdb
 import polars as pl
 
+from feco.alerts.budget import series_alpha
 from feco.alerts.rollup import roll_up
 from feco.alerts.rules import FIRED_SCHEMA, fired, segment_name
 from feco.alerts.rules.decay import DecayRule
@@ -21,7 +22,7 @@ from feco.alerts.rules.missing import (
 )
 from feco.alerts.rules.volume import VOLUME_DROP, describe_volume_drop, volume_collapse
 from feco.alerts.severity import severity
-from feco.config import Alerts, Config, ReferencePeriod
+from feco.config import Alerts, Config, Incidents, ReferencePeriod, Segments
 from feco.warehouse import named_query
 
 RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
@@ -54,15 +55,16 @@ def detect_alerts(
     """
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
-                          reference=settings.decay.reference or config.coverage.reference)
+                          reference=settings.decay.reference or config.coverage.reference,
+                          segments=config.segments, sources=config.logs.source_features())
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
-    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings)
+    collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = judged_on_history(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
     for rule in RULES:
-        if rule.needs_history and collapsed.height:
-            continue  # a collapsed day's coverage is not comparable with its history
+        if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
+            continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
         found.append(rule.detect(warm if rule.needs_history else eligible, settings))
     alerts = _with_ids(pl.concat(found), ds)
     coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != MISSING_COLUMN))
@@ -92,11 +94,17 @@ def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: i
         pl.when((pl.col("status") == "open") & seen).then(pl.lit("ongoing")).otherwise(pl.col("status")).alias("status"))
 
 
-def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts,
-                 moving_average_days: int = 7, reference: ReferencePeriod | None = None) -> pl.DataFrame:
+def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, moving_average_days: int = 7,
+                 reference: ReferencePeriod | None = None, segments: Segments | None = None,
+                 sources: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
-    (``sql/queries/alert_inputs.sql``), with every segment's relative drops, fired or not,
-    so roll-up can compare siblings.
+    (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
+    ``segments.band_days`` days of samples; all traffic and the product-age segments are
+    judged against their previous days as today's mix of age bands would have given them),
+    its upstream source (``sources``), how much its weekly level wanders
+    (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
+    compare siblings, and the day's per-series false-alarm rate ``alpha`` under the false-page
+    budget (``feco.alerts.budget``).
 
     Examples
     --------
@@ -105,8 +113,11 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts,
         alert_inputs(conn, date(2026, 1, 21), alerts=config.alerts).columns[:4]
         # ['feature', 'segment_dim', 'segment_value', 'n_rows']
     """
+    segments = segments or Segments()
+    bands_from = named_query(conn, "bands_from", {"band_days": segments.band_days}).item()
     inputs = named_query(conn, "alert_inputs", {
-        "ds": ds, "baseline_days": alerts.drop.baseline_days,
+        "ds": ds, "baseline_days": alerts.drop.baseline_days, "bands_from": bands_from,
+        "new_bands": segments.new_age_bands(),
         "spread_days": alerts.drop.spread_days,
         "weekly": alerts.weekly,
         "ref_start": reference.start if reference else None,
@@ -115,10 +126,37 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts,
         "min_rows": alerts.min_rows,
         "ma_days": moving_average_days,
     })
-    return inputs.with_columns(
+    wander = named_query(conn, "decay_wander", {
+        "ds": ds, "ref_start": reference.start if reference else ds, "wander_days": alerts.decay.wander_days,
+        "min_rows": alerts.min_rows, "bands_from": bands_from,
+    }).rename({"weeks": "wander_weeks"})
+    source_of = {feature: name for name, features in (sources or {}).items() for feature in features}
+    inputs = inputs.join(wander, on=["feature", "segment_dim", "segment_value"], how="left").with_columns(
+        pl.col("feature").replace_strict(source_of, default=None, return_dtype=pl.String).alias("source"),
         ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
         ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
     )
+    return inputs.with_columns(pl.lit(series_alpha(alerts.false_pages_per_week, _judged_series(inputs, alerts)))
+                               .alias("alpha"))
+
+
+def _judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:
+    """The (rule, feature, segment) series that could page today: a drop and a missing-values
+    series for every feature and pageable segment with enough rows, a decay series where it
+    has a reference."""
+    judged = inputs.filter((pl.col("n_rows") >= settings.min_rows) & _pageable(settings.incidents))
+    return 2 * judged.height + judged.filter(pl.col("reference").is_not_null()).height
+
+
+def _pageable(incidents: Incidents) -> pl.Expr:
+    """All traffic, and segments holding ``page_min_share`` of the feature's rows that day
+    (not crosses of dimensions nor age bands unless they page)."""
+    share = pl.col("n_rows") / pl.col("n_rows").filter(pl.col("segment_dim") == "all").first().over("feature")
+    cross = pl.col("segment_dim").str.contains(" x ", literal=True)
+    age_band = pl.col("segment_dim") == "age_band"
+    return (pl.col("segment_dim") == "all") | (
+        (share >= incidents.page_min_share).fill_null(False) & (pl.lit(incidents.page_crosses) | ~cross)
+        & (pl.lit(incidents.page_age_bands) | ~age_band))
 
 
 def judged_on_history(inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
@@ -156,6 +194,10 @@ def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:
     return alerts.with_columns(pl.Series("alert_id", ids, dtype=pl.String))
 
 
+def _severity_drop(alert: dict) -> float | None:
+    return alert["severity_drop"] if alert["severity_drop"] is not None else alert["drop_rel"]
+
+
 def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
             ndcg_change: dict[tuple[str, str], float], *, n_features: int) -> pl.DataFrame:
     rows = []
@@ -168,14 +210,14 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
             # Fewer than 7 days may have been scored (a new model, a gap): say what the mean is over.
             detail += f"; NDCG@8 {change:+.3f} vs the mean of the days scored in the 7 before"
         row |= {"ds": ds, "importance": share,
-                "severity": severity(row["rule"], row["drop_rel"], share, n_features),
+                "severity": severity(row["rule"], _severity_drop(row), share, n_features),
                 "detail": detail}
         rows.append(row)
     schema = {"ds": pl.Date, "alert_id": pl.String, **FIRED_SCHEMA, "severity": pl.String,
               "importance": pl.Float64, "status": pl.String, "parent_id": pl.String, "detail": pl.String}
-    frame = pl.DataFrame(rows, schema=schema, orient="row").drop("against")  # said in the detail
+    frame = pl.DataFrame(rows, schema=schema, orient="row").drop("against", "severity_drop")  # said in the detail, and in the severity
     # DuckDB sums in parallel, so the last bits of a mean can differ between runs; rounding
     # keeps a re-run of a day bit-identical.
-    floats = [name for name, dtype in schema.items() if dtype == pl.Float64]
+    floats = [name for name in frame.columns if schema[name] == pl.Float64]
     return frame.with_columns(pl.col(floats).round(DIGITS)).sort(
         ["status", "feature", "segment_dim", "segment_value", "rule"], nulls_last=True)

@@ -2,10 +2,13 @@
 
 Alerts are per day, rule and segment; a person wants one message when something breaks, one
 when it gets worse and one when it is over. Each day, every alert of a feature attaches to
-that feature's unresolved incident, or opens one. The incident's segment (its root) is the
-headline segment of its first day: the most severe alert, then the largest drop, then the
-smallest segment, among the roll-up's headlines (so an outage in one product group heads
-its incident, not the query band it happens to dent). It resolves when its segment has been
+an unresolved incident of that feature (or of its upstream source) whose segment holds it,
+or opens one: an alert elsewhere is another failure, not more of the same. The incident's
+segment (its root) is the headline segment of its first day: the most severe alert, then
+the largest drop, then the smallest segment, among the roll-up's headlines (so an outage in
+one product group heads its incident, not the query band it happens to dent). Features of
+one upstream source that newly fail on the same day in the same segment open one incident
+(a source outage), listing them. It resolves when its segment has been
 back within its normal band (at or above the threshold of the alert that opened it, no alert
 of the feature firing) for ``resolve_days`` days in a row.
 
@@ -38,8 +41,11 @@ SCHEMA = {
     "root_coverage": pl.Float64, "normal_days": pl.Int32, "rows_lost": pl.Int64,
     "headline_alert_id": pl.String, "headline_rule": pl.String, "headline_dim": pl.String,
     "headline_value": pl.String, "alert_ids": pl.List(pl.String), "event": pl.String,
-    "message_id": pl.String, "detail": pl.String,
+    "message_id": pl.String, "detail": pl.String, "source": pl.String, "features": pl.List(pl.String),
 }
+# Rules whose alert marks a failure that starts on one day: several features of one source
+# failing so on the same day in the same segment are one outage.
+STEP_RULES = (DROP, "missing_values", "below_floor")
 
 
 def track_incidents(
@@ -50,6 +56,7 @@ def track_incidents(
     ds: date,
     settings: Incidents,
     history_days: int,
+    sources: dict[str, list[str]] | None = None,
 ) -> pl.DataFrame:
     """The incidents' rows for ``ds``: those carried from the day before and those opened today.
 
@@ -57,6 +64,8 @@ def track_incidents(
     unresolved incidents of the previous tracked day and those resolved in the moving
     average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
     feature and segment (``day_coverage.sql``). ``history_days``: days published before ``ds``.
+    ``sources``: each upstream source's features (``LogSchema.source_features``); features of
+    one source that fail on the same day in the same segment are one incident.
 
     Examples
     --------
@@ -66,13 +75,17 @@ def track_incidents(
         rows.filter(pl.col("event").is_not_null())  # the messages due today
     """
     day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days, recently_resolved=_by_feature(
-        carried.filter(pl.col("status") == "resolved"), order="incident_id"))
+        carried.filter(pl.col("status") == "resolved"), order="incident_id"), sources=sources or {})
     todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
-    unresolved = _by_feature(carried.filter(pl.col("status") != "resolved"), order="incident_id")
-    rows = []
-    for feature in sorted(set(todays) | set(unresolved), key=str):
-        rows += day.track(feature, unresolved.get(feature, []), todays.get(feature, []))
+    unresolved = [_with_features(row) for row in carried.filter(pl.col("status") != "resolved").sort("incident_id")
+                  .iter_rows(named=True)]
+    rows = day.track(todays, unresolved)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("incident_id")
+
+
+def _with_features(row: dict) -> dict:
+    """A stored incident with its features listed (rows written before sources had none)."""
+    return row | {"features": list(row.get("features") or ([row["feature"]] if row["feature"] else []))}
 
 
 def _by_feature(frame: pl.DataFrame, *, order: str) -> dict[str | None, list[dict]]:
@@ -96,12 +109,14 @@ def _depth(segment: tuple[str, str]) -> int:
 
 
 class _Day:
-    """What one day knows: its date, the settings and every segment's coverage that day."""
+    """What one day knows: its date, the settings, every segment's coverage that day and the
+    features of each upstream source."""
 
     def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, weekly_learned: bool,
-                 recently_resolved: dict[str | None, list[dict]]):
+                 recently_resolved: dict[str | None, list[dict]], sources: dict[str, list[str]]):
         self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
-        self.weekly_learned = weekly_learned
+        self.weekly_learned, self.sources = weekly_learned, sources
+        self.source_of = {feature: name for name, features in sources.items() for feature in features}
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
@@ -117,37 +132,86 @@ class _Day:
             return False
         return _holder(self.recently_resolved.get(alert["feature"], []), alert) is None
 
-    def track(self, feature: str | None, unresolved: list[dict], alerts: list[dict]) -> list[dict]:
-        """One feature's incidents today. The day's headline continues the widest unresolved
-        incident whose segment holds it, else widens one whose segment its own holds, else
-        joins one paged at least as severe, else opens a new one. Every other alert attaches
-        to the widest incident that holds it, else to the headline's. First, an incident not
-        paged yet that decays again spreads over the day's other decaying places (``_spread``)."""
-        live = [alert for alert in alerts if self.is_live(alert)]
-        incidents = list(unresolved)
-        home = None
-        if live:
-            _spread(incidents, live)
-            head = self._headline(live)
-            home = _holder(incidents, head) or _widened(incidents, head) or _absorbing(incidents, head)
+    def track(self, todays: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
+        """Every incident's row today. First, an incident not paged yet that decays again
+        spreads over the day's other decaying places (``_spread``), and the features of a
+        source that newly fail on one day in one segment open one incident together
+        (``_outages``); then each feature's alerts attach (``_attach``)."""
+        live = {feature: [alert for alert in alerts if self.is_live(alert)] for feature, alerts in todays.items()}
+        for feature in sorted(live, key=str):
+            if live[feature]:
+                _spread(self._covering(incidents, feature), live[feature])
+        incidents += self._outages(live, incidents)
+        attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
+        for feature in sorted(todays, key=str):
+            for alert, home in self._attach(feature, todays[feature], live[feature], incidents):
+                attached.setdefault(home["incident_id"], []).append(alert)
+        return [self._merged(state, wider) if (wider := _wider(incidents, state))
+                else self._carry(state, attached[state["incident_id"]]) for state in incidents]
+
+    def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
+        """The incidents a feature's alerts may join: its own, and its source's."""
+        source = self.source_of.get(feature)
+        return [state for state in incidents if state["feature"] == feature or feature in state["features"]
+                or (source is not None and state["source"] == source)]
+
+    def _attach(self, feature: str | None, alerts: list[dict], live: list[dict],
+                incidents: list[dict]) -> list[tuple[dict, dict]]:
+        """(alert, incident) for one feature's alerts today. The most severe live alert (the
+        headline) continues the widest incident whose segment holds it, else widens one whose
+        segment its own holds, else opens a new one; its roll-up group (the alerts of its rule,
+        one headline per feature and rule) goes with it. Live alerts of another rule that no
+        incident holds are another failure: the next headline among them. Every alert attaches
+        to the widest incident that holds it, else to its group's."""
+        homes: dict[str, dict] = {}  # rule -> the incident its roll-up group joined
+        remaining = list(live)
+        while remaining:
+            head = self._headline(remaining)
+            covering = self._covering(incidents, feature)
+            home = _holder(covering, head) or _widened(covering, head)
             if home is None:
                 home = self._opened(feature, head)
                 incidents.append(home)
-        attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
-        for alert in alerts:
-            holder = _holder(incidents, alert) or home
-            if holder is not None:
-                attached[holder["incident_id"]].append(alert)
-        return [self._carry(state, attached[state["incident_id"]]) for state in incidents]
+            elif feature not in home["features"]:
+                home["features"] = sorted(home["features"] + [feature])
+            homes[head["rule"]] = home
+            covering = self._covering(incidents, feature)
+            remaining = [alert for alert in remaining if alert["rule"] not in homes and _holder(covering, alert) is None]
+        covering = self._covering(incidents, feature)
+        pairs = [(alert, _holder(covering, alert) or homes.get(alert["rule"])) for alert in alerts]
+        return [(alert, home) for alert, home in pairs if home is not None]
 
-    def _opened(self, feature: str | None, head: dict) -> dict:
+    def _outages(self, live: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
+        """One incident per source and segment where two or more of the source's features
+        newly fail today (their headline a step rule's, held by no incident yet)."""
+        opened = []
+        for source, features in self.sources.items():
+            heads: dict[tuple[str, str], list[dict]] = {}
+            for feature in features:
+                if not live.get(feature):
+                    continue
+                head = self._headline(live[feature])
+                covering = self._covering(incidents, feature)
+                if head["rule"] in STEP_RULES and _holder(covering, head) is None and not any(
+                        contains(_segment(head), _segment(state)) for state in covering):
+                    heads.setdefault(_segment(head), []).append(head)
+            for segment, failing in sorted(heads.items()):
+                if len(failing) >= 2:
+                    lead = self._headline(failing)
+                    opened.append(self._opened(lead["feature"], lead, source=source,
+                                               features=sorted(head["feature"] for head in failing)))
+        return opened
+
+    def _opened(self, feature: str | None, head: dict, *, source: str | None = None,
+                features: list[str] | None = None) -> dict:
         root = (head["segment_dim"], head["segment_value"])
         return {
-            "incident_id": _digest(self.ds, feature, *root), "feature": feature,
+            "incident_id": _digest(self.ds, source or feature, *root), "feature": feature,
             "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds, "status": "new",
             "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
             "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
-            "normal_floor": _floor(head),
+            "normal_floor": _floor(head), "source": source,
+            "features": features or ([feature] if feature else []),
         }
 
     def _carry(self, state: dict, attached: list[dict]) -> dict:
@@ -159,6 +223,12 @@ class _Day:
         if normal_days >= self.settings.resolve_days:
             status = "resolved"
         return self._today(state | {"normal_days": normal_days}, attached, None, status=status)
+
+    def _merged(self, state: dict, wider: dict) -> dict:
+        """An incident that another, widened over its segment, now holds: resolved into it (a
+        message if it was paged, so it is not left open where the team tracks it)."""
+        row = self._today(state, [], None, status="resolved")
+        return row | {"detail": f"{describe_place(state)}: merged into {describe_place(wider)}"}
 
     def _within_band(self, state: dict) -> bool:
         today = self._root_coverage(state)
@@ -191,6 +261,8 @@ class _Day:
             return False
         if " x " in head["segment_dim"] and not self.settings.page_crosses:
             return False
+        if head["segment_dim"] == "age_band" and not self.settings.page_age_bands:
+            return False
         place = head if contains(_segment(head), _segment(state)) else state
         if place["segment_dim"] == "all":
             return True
@@ -205,7 +277,7 @@ class _Day:
             rank = max(rank, head_rank)
             if self._pages(head, state) and head_rank > paged:
                 event, paged = ("escalated" if paged else "opened"), head_rank
-            detail = head["detail"]
+            detail = self._outage_line(state) + head["detail"]
             lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
         else:
             if status == "resolved" and paged:
@@ -223,6 +295,14 @@ class _Day:
             "message_id": event and _digest(state["incident_id"], event, severity),
             "detail": detail,
         }
+
+    def _outage_line(self, state: dict) -> str:
+        """'engagement: 6 of 9 features in region=DE (eng_a, ...); ' for a source's incident."""
+        if not state["source"]:
+            return ""
+        features = state["features"]
+        return (f"{state['source']}: {len(features)} of {len(self.sources.get(state['source'], features))} features "
+                f"in {segment_name(state)} ({', '.join(features)}); ")
 
     def _recovery_detail(self, state: dict, status: str) -> str:
         where = describe_place(state)
@@ -245,11 +325,14 @@ def _widened(incidents: list[dict], head: dict) -> dict | None:
     return home
 
 
-def _absorbing(incidents: list[dict], head: dict) -> dict | None:
-    """The incident paged at least as severe as the headline, if any: someone is on the
-    feature already, and a milder alert elsewhere is not worth a second page."""
-    severe = [state for state in incidents if state["paged_rank"] >= SEVERITY_RANK[head["severity"]]]
-    return max(severe, key=_seniority, default=None)
+def _wider(incidents: list[dict], state: dict) -> dict | None:
+    """The widest other incident of the same features whose segment strictly holds this one's
+    (one widened over it today), None if none does."""
+    segment = _segment(state)
+    holding = [other for other in incidents if state["features"] and other is not state
+               and _segment(other) != segment and set(state["features"]) <= set(other["features"])
+               and contains(_segment(other), segment)]
+    return min(holding, key=lambda other: _depth(_segment(other)), default=None)
 
 
 def _spread(incidents: list[dict], live: list[dict]) -> None:
@@ -298,7 +381,9 @@ def _holder(incidents: list[dict], alert: dict) -> dict | None:
 
 
 def describe_place(row: dict) -> str:
-    """'feature in segment' for an incident row."""
+    """'feature in segment' for an incident row ('source (N features) in segment' for a source's)."""
+    if row.get("source"):
+        return f"{row['source']} ({len(row['features'])} features) in {segment_name(row)}"
     return f"{row['feature'] or 'sampled volume'} in {segment_name(row)}"
 
 

@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import socket
+import sys
 import threading
 import time
 import urllib.parse
@@ -42,7 +43,7 @@ TOP_IN_DIGEST = 5
 MAX_ANSWER_BYTES = 64 * 1024
 PAYLOAD_FIELDS = ("ds", "event", "message_id", "incident_id", "feature", "segment_dim", "segment_value", "opened_ds",
                   "status", "severity", "severity_rank", "paged_rank", "headline_rule", "headline_dim", "headline_value",
-                  "rows_lost", "detail")
+                  "rows_lost", "detail", "source", "features")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ class DeliveryFailed(Exception):
     """A delivery that did not go through; its text is safe to store (it names no URL)."""
 
 
+class NotSent(DeliveryFailed):
+    """A message not even tried (the run's deadline had passed): it keeps its attempts."""
+
+
 def notify_alerts(
     conn: duckdb.DuckDBPyConnection,
     ds: date,
@@ -63,12 +68,17 @@ def notify_alerts(
     settings: Notify,
     webhook_url: str | None = None,
     echo: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+    backfill_from: date | None = None,
 ) -> dict[str, dict[str, int]]:
     """Deliver the incident messages of ``ds`` and the days before it that are still pending.
 
     ``webhook_url`` overrides the environment variable named in ``settings`` (the DAG passes
-    one read from an Airflow connection). Returns counts of messages delivered and failed per
-    channel; a digest counts every message it carries.
+    one read from an Airflow connection). After a backfill from ``backfill_from`` to ``ds``
+    the pending messages of the whole backfill go as one digest, and the latest message of
+    each incident still live on ``ds`` goes apart (someone has to act on it). A channel whose
+    delivery failed gets one ``warn`` line (default: standard error). Returns counts of messages delivered and failed
+    per channel; a digest counts every message it carries.
 
     Examples
     --------
@@ -79,17 +89,32 @@ def notify_alerts(
         # {'log': {'delivered': 2, 'failed': 0}}
     """
     deadline = time.monotonic() + settings.deadline_seconds
+    since = min(ds, backfill_from or ds) - timedelta(days=RETRY_DAYS)
+    live = _live_incidents(conn, ds) if backfill_from is not None else None
     counts = {}
     for channel, send in _channels(settings, webhook_url, echo, deadline).items():
-        pending = named_query(conn, "pending_pages", {
-            "channel": channel, "since": ds - timedelta(days=RETRY_DAYS), "until": ds})
+        pending = named_query(conn, "pending_pages", {"channel": channel, "since": since, "until": ds})
         counts[channel] = {"delivered": 0, "failed": 0}
-        for ids, message in _outbox(pending, settings):  # in order: an opening before its resolution
+        errors = []
+        for ids, message in _outbox(pending, settings, live_apart=live):  # in order: an opening before its resolution
             error = _attempt(send, message)
             counts[channel]["failed" if error else "delivered"] += len(ids)
+            if error:
+                errors.append(str(error))
             # recorded at once, so a run killed mid-delivery sends again only what was in flight
             _record(conn, pending.filter(pl.col("message_id").is_in(ids)), channel, error)
+        if errors:
+            (warn or _warn)(f"feco: warning: {counts[channel]['failed']} incident message(s) not delivered on {channel} "
+                 f"({errors[0]}); the next run tries again")
     return counts
+
+
+def _warn(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _live_incidents(conn: duckdb.DuckDBPyConnection, ds: date) -> set[str]:
+    return set(named_query(conn, "live_incidents", {"ds": ds}).get_column("incident_id").to_list())
 
 
 def send_message(
@@ -151,7 +176,7 @@ def post_json(url: str, payload: dict, *, deadline: float, timeout: float) -> No
     parts = urllib.parse.urlsplit(url)
     remaining = min(deadline - time.monotonic(), timeout)
     if remaining <= 0:
-        raise DeliveryFailed("not sent: the run's delivery deadline had passed")
+        raise NotSent("not sent: the run's delivery deadline had passed")
     connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     connection = connection_type(parts.hostname, parts.port, timeout=remaining)
     expired, finished = threading.Event(), threading.Event()
@@ -212,29 +237,40 @@ def _channels(settings: Notify, webhook_url: str | None, echo, deadline: float) 
     return channels
 
 
-def _attempt(send: Callable[[Message], None], message: Message) -> str | None:
+def _attempt(send: Callable[[Message], None], message: Message) -> DeliveryFailed | None:
+    """None when delivered, else what failed (safe to store: no part of the URL)."""
     try:
         send(message)
         return None
     except DeliveryFailed as failure:
-        return str(failure)
+        return failure
     except Exception as error:  # noqa: BLE001 - a failed delivery is a status, never a crash
         # only the kind of failure: an exception's own text may quote the URL
         reason = getattr(error, "strerror", None)
-        return type(error).__name__ + (f": {reason}" if isinstance(reason, str) else "")
+        return DeliveryFailed(type(error).__name__ + (f": {reason}" if isinstance(reason, str) else ""))
 
 
-def _outbox(pending: pl.DataFrame, settings: Notify) -> list[tuple[list[str], Message]]:
-    """(message ids, message) to send: one per pending message, or one digest for them all."""
+def _outbox(pending: pl.DataFrame, settings: Notify,
+            live_apart: set[str] | None = None) -> list[tuple[list[str], Message]]:
+    """(message ids, message) to send: one per pending message, or, when there are more than
+    ``digest_after``, one digest for them, but for the latest message of each incident in
+    ``live_apart`` (after a backfill: the incidents still live), which goes on its own."""
     rows = list(pending.iter_rows(named=True))
-    if len(rows) > settings.digest_after:
-        payload = _digest_payload(rows, settings)
-        return [([row["message_id"] for row in rows], Message(digest_text(rows, settings.report), payload, payload))]
+    if len(rows) <= settings.digest_after:
+        return [_single(row) for row in rows]
+    apart = {row["incident_id"]: row for row in rows if row["incident_id"] in (live_apart or set())}
+    digested = [row for row in rows if apart.get(row["incident_id"]) is not row]
     outbox = []
-    for row in rows:
-        payload = {k: row[k] for k in PAYLOAD_FIELDS}
-        outbox.append(([row["message_id"]], Message(page_text(row), payload | {"text": page_text(row)}, payload)))
-    return outbox
+    if digested:
+        payload = _digest_payload(digested, settings)
+        outbox.append(([row["message_id"] for row in digested],
+                       Message(digest_text(digested, settings.report), payload, payload)))
+    return outbox + [_single(row) for row in apart.values()]
+
+
+def _single(row: dict) -> tuple[list[str], Message]:
+    payload = {k: row[k] for k in PAYLOAD_FIELDS}
+    return [row["message_id"]], Message(page_text(row), payload | {"text": page_text(row)}, payload)
 
 
 def page_text(row: dict) -> str:
@@ -283,13 +319,14 @@ def _severity_counts(incidents: list[dict]) -> list[tuple[str, int]]:
     return list(counts.items())
 
 
-def _record(conn, messages: pl.DataFrame, channel: str, error: str | None) -> None:
+def _record(conn, messages: pl.DataFrame, channel: str, error: DeliveryFailed | None) -> None:
     at = datetime.now(timezone.utc)
+    tried = not isinstance(error, NotSent)  # a message the deadline kept back was not attempted
     for message_id, attempts in messages.select("message_id", "attempts").iter_rows():
         conn.execute(
             "INSERT OR REPLACE INTO page_deliveries VALUES ($id, $channel, $status, $attempts, $at, $error)",
             {"id": message_id, "channel": channel, "status": "failed" if error else "delivered",
-             "attempts": attempts + 1, "at": at, "error": error},
+             "attempts": attempts + tried, "at": at, "error": error and str(error)},
         )
 
 

@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _add_convention_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset", default="feco",
-        help="conventions: feco (default), trec_eval, lightgbm, sklearn, ranx, personalize",
+        help="conventions: feco (default), trec_eval (10.0), trec_eval9, lightgbm, sklearn, ranx, personalize",
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",

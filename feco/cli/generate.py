@@ -12,6 +12,9 @@ from feco.cli.options import date_argument
 _EPILOG = """\
 incident spec (--incident, repeatable):
   feature=NAME,start=YYYY-MM-DD,days=N,share=S[,kind=zero|null][,shape=step|decay][,segment=DIM:VALUE]
+  features   features=A|B|C in place of feature=: several features hit on the same rows
+  source     source=FAMILY or source=FAMILY[:N]: all (the first N) features of one family
+             (text, metadata, engagement, personalisation, price): a source outage
   share      share of the feature's values hit, in (0, 1]
   kind       zero: values become 0 (default); null: values become NULL
   shape      step: the full share from the first day (default);
@@ -19,6 +22,15 @@ incident spec (--incident, repeatable):
   segment    only rows of one segment; DIM:VALUE with DIM one of
              product_group (electronics, fashion, home, ...), region (US, UK, DE, FR, JP, IN, BR),
              query_band (head, torso, tail), product_age (new, established)
+
+world spec (--world): the generated world's knobs, any subset of
+  zipf_exponent=S       query popularity ~ rank^-S (default 1.0; 0.6 is a flatter query mix)
+  group_weights=W|W|..  traffic share of the 10 product groups (sum 1)
+  region_weights=W|..   traffic share of US, UK, DE, FR, JP, IN (sum 1; BR launches apart)
+  new_share=P           share of impressions on products under 30 days old (default 0.12)
+  lifetime_days=D       mean age beyond 30 days of the established products shown (default 365)
+  launch_every_days=N   new products arrive daily (1, default) or in batches every N days
+  cohort_spread=S       log-sd of each arrival day's own engagement coverage (default 0)
 
 example:
   feco generate-logs --out var/logs --start 2026-03-01 --days 28 --events-per-day 20000 \\
@@ -57,6 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="inject an incident (repeatable); see the spec below",
     )
+    parser.add_argument("--world", metavar="SPEC", help="the world's knobs; see the spec below")
     parser.add_argument(
         "--new-region-launch",
         type=date_argument,
@@ -68,9 +81,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _generate_logs(args: argparse.Namespace) -> int:
-    from feco.generator import MANIFEST_NAME, generate_logs, parse_incident
+    from feco.generator import (
+        MANIFEST_NAME,
+        World,
+        generate_logs,
+        parse_incident,
+        parse_world,
+    )
 
     incidents = [parse_incident(spec) for spec in args.incident]
+    world = parse_world(args.world) if args.world else World()
     started = time.perf_counter()
 
     def report(ds: date) -> None:
@@ -90,6 +110,7 @@ def _generate_logs(args: argparse.Namespace) -> int:
         seed=args.seed,
         incidents=incidents,
         new_region_launch=args.new_region_launch,
+        world=world,
         progress=report,
     )
     last = args.start + timedelta(days=args.days - 1)

@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "warehouse, replacing that day's rows (rerunning a day is safe).",
     )
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
+    incomplete_option(run)
     config_option(run)
     run.set_defaults(handler=_run)
 
@@ -57,7 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     backfill.add_argument("--end", required=True, type=date_argument, help="last day, YYYY-MM-DD")
     backfill.add_argument("--fail-fast", action="store_true", help="stop at the first failed day")
     backfill.add_argument("--notify", action="store_true",
-                          help="deliver each day's alerts too (default: detect and store only)")
+                          help="at the end, deliver the backfill's incident messages: one digest, and a "
+                               "message apart for each incident still live on the last day "
+                               "(default: detect and store only)")
+    incomplete_option(backfill)
     config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
@@ -65,18 +69,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "query", help="run read-only SQL on the warehouse",
         description="Run SQL on the warehouse, opened read-only with file access switched off: "
                     "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
-                    "are refused. The query is cancelled after --timeout seconds and may use "
-                    "at most --memory-limit of memory. A pipeline run waits up to 60 s for a "
-                    "query to close the warehouse: the default timeout lets it in.",
+                    "are refused. The query runs in a child process that the operating system "
+                    "holds to --memory-limit of memory (its address space; DuckDB's own limit is "
+                    "the same) and that is killed after --timeout seconds. A pipeline run waits "
+                    "up to 60 s for a query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     query.add_argument("sql", nargs="?", help="the SQL query; - reads it from standard input")
     query.add_argument("--file", metavar="PATH", help="read the SQL from a file (- for standard input)")
     query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_SECONDS, metavar="SECONDS",
-                       help="cancel the query after this long (default %(default)g; 0: no limit)")
+                       help="kill the query after this long (default %(default)g; 0: no limit)")
     query.add_argument("--memory-limit", default=READ_MEMORY_LIMIT, metavar="SIZE",
-                       help="DuckDB memory limit, e.g. 512MB (default %(default)s)")
+                       help="memory the query may take, e.g. 512MB, 2GB, 1.5GiB (default %(default)s; at least 16MB)")
     format_option(query)
     config_option(query)
     query.set_defaults(handler=_query)
@@ -119,6 +124,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drops.set_defaults(handler=_drops)
 
 
+def incomplete_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="sample a day whose logs lack an hour a window reads, recording the window as "
+                             "missing (default: refuse the day, naming the hours)")
+
+
 def _relations_epilog() -> str:
     relations = schema_relations()
     return ("relations (from sql/schema; `feco query \"DESCRIBE name\"` lists a relation's columns):\n"
@@ -132,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     from feco import tasks
 
     started = time.monotonic()
-    result = tasks.run_day(args.ds, tasks.as_config(args.config))
+    result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete)
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows; "
           f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0
@@ -164,12 +175,12 @@ def _backfill(args: argparse.Namespace) -> int:
         raise UsageError(f"--end {args.end} is before --start {args.start}")
     config = tasks.as_config(args.config)
     days = [args.start + timedelta(days=i) for i in range((args.end - args.start).days + 1)]
-    failed = []
+    failed, done = [], []
     for number, ds in enumerate(days, start=1):
         started = time.monotonic()
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
-            result = tasks.run_day(ds, config, deliver=args.notify)
+            result = tasks.run_day(ds, config, deliver=False, allow_incomplete=args.allow_incomplete)
         except UsageError:
             raise  # a bad config or option fails every day alike
         except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
@@ -179,9 +190,12 @@ def _backfill(args: argparse.Namespace) -> int:
             if args.fail_fast:
                 break
             continue
+        done.append(ds)
         print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows, "
               f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)",
               file=sys.stderr, flush=True)
+    if args.notify and done:  # one digest for the backfill, not one delivery a day
+        tasks.notify(done[-1], config, backfill_from=days[0])
     if failed:
         raise DataError(f"{len(failed)} of {len(days)} days failed: "
                         + ", ".join(d.isoformat() for d in failed))
@@ -190,22 +204,13 @@ def _backfill(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    import duckdb
-
     from feco.tasks import as_config
-    from feco.warehouse import open_read_only, query_for_display
+    from feco.user_query import run_query, timeout_seconds
 
     text = _query_text(args)
-    if args.timeout < 0:
-        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout:g}")
+    timeout = timeout_seconds(args.timeout)
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse, memory_limit=args.memory_limit) as conn:
-        try:
-            if not conn.extract_statements(text):
-                raise UsageError("the query is empty (no statement, only comments or blanks)")
-            frame = query_for_display(conn, text, timeout_seconds=args.timeout or None)
-        except duckdb.Error as error:
-            raise UsageError(_refusal(error)) from None
+    frame = run_query(config.paths.warehouse, text, memory_limit=args.memory_limit, timeout=timeout)
     print_frame(frame, args.format)
     return 0
 
@@ -224,19 +229,6 @@ def _query_text(args: argparse.Namespace) -> str:
         raise UsageError(f"cannot read --file {args.file}: {error}") from None
 
 
-def _refusal(error: Exception) -> str:
-    message = str(error).splitlines()[0]
-    if "read-only mode" in message:
-        return f"query refused: feco query is read-only ({message})"
-    if "disabled by configuration" in message:
-        return f"query refused: feco query cannot read or write files ({message})"
-    if "locked" in message:
-        return f"query refused: settings are locked in feco query ({message})"
-    if "Out of Memory" in message:
-        return f"query failed: it needs more than --memory-limit ({message})"
-    return f"query failed: {message}"
-
-
 def _status(args: argparse.Namespace) -> int:
     from feco.tasks import as_config
     from feco.warehouse import named_query, open_read_only
@@ -246,7 +238,8 @@ def _status(args: argparse.Namespace) -> int:
         row = named_query(conn, "status_days",
                           {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
-    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings}
+        ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
+    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings, "ranker": ranker}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -265,6 +258,9 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     print(f"events sampled:    {facts['events_sampled']:,}")
     print(f"short windows:     {facts['short_windows']} (fewer events than the "
           f"{events_per_window:,} wanted)")
+    if facts["missing_windows"]:
+        print(f"missing windows:   {facts['missing_windows']} (hours without logs, sampled with --allow-incomplete: "
+              f"{', '.join(str(d) for d in facts['missing_days'])}; see sample_windows.hours_missing)")
     print(f"missing features:  {facts['features_missing']} feature-days")
     if facts["null_days"]:
         days = ", ".join(str(d) for d in facts["null_days"][:5]) + (" …" if len(facts["null_days"]) > 5 else "")
@@ -273,6 +269,21 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
               "see sample_windows)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
+    print(f"ranker:            {facts['ranker']}")
+
+
+def _ranker_status(conn, config, *, last_ds) -> str:
+    """Which model scores the last day and how incidents are ranked; without a model, that
+    pages use the coverage drop alone (said here once, not on every run)."""
+    from feco.ranker.store import current_model
+
+    model = current_model(conn, last_ds) if last_ds else None
+    if model is None:
+        return ("no model yet: nothing is scored or explained and incidents are ranked by the coverage drop "
+                "alone (`feco train-ranker --ds DATE` trains one; the feco_ranker DAG does when it is due)")
+    ranking = ("by cost (the NDCG their loss costs it, replayed: table incident_costs)"
+               if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
+    return f"model {model['version']} (valid from {model['valid_from']}) scores {last_ds}; incidents ranked {ranking}"
 
 
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:

@@ -20,8 +20,8 @@ choice               options                                       feco default
                      (sklearn)
 ``ap_divisor``       ``all_relevant`` (trec_eval),                  ``all_relevant``
                      ``min_relevant_k`` (LightGBM)
-``score_precision``  ``float64``, ``float32`` (trec_eval stores     ``float64``
-                     scores as C floats)
+``score_precision``  ``float64``, ``float32`` (trec_eval 9 stored   ``float64``
+                     scores as C floats; 10.0 keeps doubles)
 ===================  ============================================  ==================
 
 The discount is always ``1 / log2(rank + 1)`` with ranks from 1.
@@ -88,9 +88,9 @@ class Conventions:
         Divisor of AP@k: ``"all_relevant"`` (trec_eval, ranx) or ``"min_relevant_k"``
         (``min(relevant, k)``, LightGBM).
     score_precision
-        Precision scores are compared in: ``"float64"``, or ``"float32"`` as trec_eval stores
-        them (``float sim``), so scores equal in single precision tie and the tie rule
-        orders them.
+        Precision scores are compared in: ``"float64"`` (trec_eval 10.0 keeps them as C
+        doubles), or ``"float32"`` as trec_eval 9 stored them (``float sim``), so scores equal
+        in single precision tie and the tie rule orders them.
     relevance_level
         Smallest relevance that counts as relevant for binary metrics (precision, recall,
         hit rate, MRR, MAP, R-precision) and for the binary gain. Must be positive.
@@ -169,21 +169,26 @@ def _number(value: object) -> float:
     return int(number) if number.is_integer() else number
 
 
+# trec_eval 10.0, the current release, without -c: gains are the raw grades, ties by docno
+# descending, scores kept as C doubles, queries with no relevant document score 0 and count,
+# queries absent from the run are skipped.
+_TREC_EVAL = Conventions(
+    gain="linear",
+    ideal="judged",
+    no_relevant="zero",
+    missing_in_run="drop",
+    ties="item_desc",
+    ap_divisor="all_relevant",
+    score_precision="float64",
+    name="trec_eval",
+)
+
 PRESETS: dict[str, Conventions] = {
     "feco": Conventions(),
-    # trec_eval 9 without -c: gains are the raw grades, ties by docno descending after scores
-    # are stored as C floats, queries with no relevant document score 0 and count, queries
-    # absent from the run are skipped.
-    "trec_eval": Conventions(
-        gain="linear",
-        ideal="judged",
-        no_relevant="zero",
-        missing_in_run="drop",
-        ties="item_desc",
-        ap_divisor="all_relevant",
-        score_precision="float32",
-        name="trec_eval",
-    ),
+    "trec_eval": _TREC_EVAL,
+    # trec_eval 9 (9.0.x, and pytrec_eval, which builds on it): the same, but scores were
+    # stored as C floats, so scores equal in single precision tie and docno orders them.
+    "trec_eval9": dataclasses.replace(_TREC_EVAL, score_precision="float32", name="trec_eval9"),
     # LightGBM's ndcg/map eval metrics: label_gain 2^i - 1, ideal over the query's own rows,
     # a query without a positive label scores 1, stable sort by score (row order on ties),
     # AP divided by min(positives, k). LightGBM only scores queries it was given.

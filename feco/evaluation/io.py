@@ -2,7 +2,8 @@
 
 All readers return frames in the shapes :func:`feco.evaluation.evaluate` takes: runs
 ``(query, item, score)`` and judgments ``(query, item, relevance)``. TREC ids stay strings,
-as trec_eval compares them. A malformed line is one :class:`~feco.errors.DataError` naming
+as trec_eval compares them. Judgments are read more leniently than trec_eval reads them:
+fields after the relevance are ignored, where trec_eval refuses the line. A malformed line is one :class:`~feco.errors.DataError` naming
 the file and line number.
 """
 
@@ -209,8 +210,9 @@ def _read_predictions(path: Path) -> np.ndarray:
 
 
 def _fields(path: Path, count: int, layout: str) -> tuple[bytes, list[pl.Series]]:
-    """The first ``count`` whitespace-separated fields of each line, as trec_eval reads them:
-    blank lines and lines starting with ``#`` are skipped, fields after ``count`` ignored.
+    """The first ``count`` whitespace-separated fields of each line: blank lines and lines
+    starting with ``#`` are skipped, as trec_eval skips them, and fields after ``count`` are
+    ignored (trec_eval ignores them in a run, but calls a qrels line with one malformed).
 
     Returns the file's text as read (for :func:`_fail_at` to name a line) and one string
     Series per field. Parsed by polars' CSV reader on single spaces: a line-by-line split takes

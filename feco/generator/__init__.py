@@ -18,6 +18,7 @@ Examples
 from feco.generator.day import generate_day
 from feco.generator.incidents import Incident, Segment, parse_incident
 from feco.generator.schema import FEATURE_FAMILIES, FEATURES, LOG_SCHEMA
+from feco.generator.world import World, parse_world
 from feco.generator.writer import MANIFEST_NAME, generate_logs
 
 __all__ = [
@@ -27,7 +28,9 @@ __all__ = [
     "MANIFEST_NAME",
     "Incident",
     "Segment",
+    "World",
     "generate_day",
     "generate_logs",
     "parse_incident",
+    "parse_world",
 ]

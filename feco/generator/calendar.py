@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feco.generator.schema import FEATURE_FAMILIES, REGION_WEIGHTS
+from feco.generator.catalogue import QueryTable, query_table
+from feco.generator.schema import FEATURE_FAMILIES
+from feco.generator.world import World
 
 MINUTES_PER_DAY = 1_440
 EVENT_ID_STRIDE = 1_000_000_000
@@ -45,6 +47,7 @@ class DayPlan:
 
     ds: dt.date
     seed: int
+    world: World
     minute_counts: np.ndarray
     region_shares: np.ndarray
     logged_in_share: float
@@ -52,6 +55,10 @@ class DayPlan:
     presence: dict[str, float]
     hour_presence: dict[str, np.ndarray]
     hour_seeds: tuple[np.random.SeedSequence, ...]
+
+    @property
+    def queries(self) -> QueryTable:
+        return query_table(self.seed, self.world.zipf_exponent, self.world.group_weights)
 
     @property
     def n_events(self) -> int:
@@ -66,7 +73,9 @@ class DayPlan:
         return self.ds.weekday() >= 5
 
 
-def plan_day(ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: dt.date) -> DayPlan:
+def plan_day(
+    ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: dt.date, world: World
+) -> DayPlan:
     """Draw the day-level shape of ``ds``: events per minute, region mix and drift factors."""
     day_seed, *hour_seeds = np.random.SeedSequence([seed, ds.toordinal()]).spawn(25)
     rng = np.random.default_rng(day_seed)
@@ -78,8 +87,9 @@ def plan_day(ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: 
     return DayPlan(
         ds=ds,
         seed=seed,
+        world=world,
         minute_counts=minute_counts,
-        region_shares=_region_shares(days_since_launch),
+        region_shares=_region_shares(days_since_launch, world.region_weights),
         logged_in_share=_LOGGED_IN_SHARE["weekend" if weekend else "weekday"],
         days_since_launch=days_since_launch if days_since_launch >= 0 else None,
         presence=presence,
@@ -106,7 +116,7 @@ def _diurnal_profile() -> np.ndarray:
     return density / density.sum()
 
 
-def _region_shares(days_since_launch: int) -> np.ndarray:
+def _region_shares(days_since_launch: int, weights: tuple[float, ...]) -> np.ndarray:
     """Traffic share per region; the new region starts small and grows for a few weeks."""
     if days_since_launch < 0:
         new_share = 0.0
@@ -115,7 +125,7 @@ def _region_shares(days_since_launch: int) -> np.ndarray:
         new_share = (
             _NEW_REGION_START_SHARE + (_NEW_REGION_FINAL_SHARE - _NEW_REGION_START_SHARE) * growth
         )
-    old = np.asarray(REGION_WEIGHTS) / sum(REGION_WEIGHTS) * (1.0 - new_share)
+    old = np.asarray(weights) / sum(weights) * (1.0 - new_share)
     return np.append(old, new_share)
 
 

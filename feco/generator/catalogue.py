@@ -19,13 +19,13 @@ import pyarrow as pa
 from feco.generator.schema import GROUP_WEIGHTS
 
 N_QUERIES = 50_000
-# Zipf exponent 1 over 50k queries puts ~170 queries in the head (50% of traffic) and ~5k in
-# the torso (next 30%), leaving a long tail, as in product search.
-_ZIPF_EXPONENT = 1.0
+# Zipf exponent 1 (the default world) over 50k queries puts ~170 queries in the head (50% of
+# traffic) and ~5k in the torso (next 30%), leaving a long tail, as in product search.
 _BAND_EDGES = (0.5, 0.8)
 
-SLOTS_PER_DAY = np.maximum(3, np.round(300 * np.asarray(GROUP_WEIGHTS))).astype(np.int64)
 MAX_AGE_DAYS = 1_500
+# A product id holds its arrival slot in three digits.
+_MAX_SLOTS = 999
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -73,22 +73,31 @@ class QueryTable:
 
 
 @functools.lru_cache(maxsize=8)
-def query_table(seed: int) -> QueryTable:
+def query_table(
+    seed: int, zipf_exponent: float = 1.0, group_weights: tuple[float, ...] = GROUP_WEIGHTS
+) -> QueryTable:
     """The query catalogue of ``seed`` (cached: every hour of every day uses it)."""
     ranks = np.arange(N_QUERIES)
-    weights = 1.0 / (ranks + 1.0) ** _ZIPF_EXPONENT
+    weights = 1.0 / (ranks + 1.0) ** zipf_exponent
     cdf = np.cumsum(weights) / weights.sum()
     # A query's band is set by the traffic share of the queries more popular than it.
     band = np.searchsorted(_BAND_EDGES, cdf - weights / weights.sum(), side="right").astype(np.int8)
     popularity_score = (1.0 - np.log1p(ranks) / np.log1p(N_QUERIES)).astype(np.float32)
     u_group, _, _, _ = uniforms(hash_ids(ranks, seed=seed, stream=1))
-    group = np.searchsorted(np.cumsum(GROUP_WEIGHTS), u_group * 0.999999).astype(np.int8)
+    group = np.searchsorted(np.cumsum(group_weights), u_group * 0.999999).astype(np.int8)
     # Names are a seeded permutation so a query's popularity is not readable from its name.
     perm = np.random.default_rng(np.random.SeedSequence([seed, 1])).permutation(N_QUERIES)
     names = pa.array([f"q{number:06d}" for number in perm], type=pa.string())
     return QueryTable(
         cdf=cdf, band=band, popularity_score=popularity_score, group=group, names=names
     )
+
+
+def slots_per_day(group_weights: tuple[float, ...], launch_every_days: int = 1) -> np.ndarray:
+    """Products arriving per launch in each group: more in big groups, more per batch when
+    products arrive in batches."""
+    per_day = np.maximum(3, np.round(300 * np.asarray(group_weights))).astype(np.int64)
+    return np.minimum(per_day * launch_every_days, _MAX_SLOTS)
 
 
 def product_ids(first_seen: np.ndarray, group: np.ndarray, slot: np.ndarray) -> np.ndarray:

@@ -12,11 +12,11 @@ import pyarrow.compute as pc
 from feco.errors import UsageError
 from feco.generator.behaviour import draw_labels, rank_lists
 from feco.generator.calendar import MAX_EVENTS_PER_DAY, DayPlan, plan_day
-from feco.generator.catalogue import query_table
 from feco.generator.features import Feature, compute_features, utility
 from feco.generator.incidents import Incident, check_incidents, incident_mask
 from feco.generator.schema import LOG_SCHEMA, NEW_PRODUCT_DAYS, PRODUCT_GROUPS, REGIONS
 from feco.generator.traffic import Rows, draw_rows
+from feco.generator.world import DEFAULT_WORLD, World
 
 _GROUP_NAMES = pa.array(PRODUCT_GROUPS, type=pa.string())
 _REGION_NAMES = pa.array(REGIONS, type=pa.string())
@@ -29,6 +29,7 @@ def generate_day(
     seed: int = 0,
     incidents: Sequence[Incident] = (),
     new_region_launch: dt.date,
+    world: World = DEFAULT_WORLD,
 ) -> pa.Table:
     """Generate one whole day of search logs in memory.
 
@@ -45,6 +46,8 @@ def generate_day(
         Incidents to inject; those not active on ``ds`` are ignored.
     new_region_launch
         First day of traffic from the new region (``BR``).
+    world
+        Query concentration, catalogue churn and segment sizes (see :class:`World`).
 
     Returns
     -------
@@ -60,18 +63,18 @@ def generate_day(
     """
     check_incidents(incidents)
     plan = make_plan(
-        ds, events_per_day=events_per_day, seed=seed, new_region_launch=new_region_launch
+        ds, events_per_day=events_per_day, seed=seed, new_region_launch=new_region_launch, world=world
     )
     return pa.concat_tables(hour_table(plan, hour, incidents=incidents) for hour in range(24))
 
 
 def make_plan(
-    ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: dt.date
+    ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: dt.date, world: World = DEFAULT_WORLD
 ) -> DayPlan:
     """Validate arguments and draw the day-level plan of ``ds``."""
     check_volume(events_per_day=events_per_day, seed=seed)
     return plan_day(
-        ds, events_per_day=events_per_day, seed=seed, new_region_launch=new_region_launch
+        ds, events_per_day=events_per_day, seed=seed, new_region_launch=new_region_launch, world=world
     )
 
 
@@ -96,7 +99,7 @@ def hour_table(plan: DayPlan, hour: int, *, incidents: Sequence[Incident] = ()) 
     past_purchase = clean["pers_past_purchase"][0] > 0
     label = draw_labels(hidden[order], position, past_purchase=past_purchase, rng=rng)
     logged = _apply_incidents(clean, rows, order, plan=plan, hour=hour, incidents=incidents)
-    return _table(rows, order, position=position, label=label, features=logged, seed=plan.seed)
+    return _table(rows, order, position=position, label=label, features=logged, plan=plan)
 
 
 def _reorder(feature: Feature, order: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -118,27 +121,34 @@ def _apply_incidents(
     active = [(i, inc) for i, inc in enumerate(incidents) if inc.share_on(plan.ds) > 0]
     if not active:
         return logged
-    segments = _segment_codes(rows, order, seed=plan.seed)
+    segments = _segment_codes(rows, order, plan=plan)
     for index, incident in active:
         # Each incident has its own stream so adding one leaves the others' rows unchanged.
         rng = np.random.default_rng(
             np.random.SeedSequence([plan.seed, plan.ds.toordinal(), hour, 1 + index])
         )
         hit = incident_mask(incident, plan.ds, segments, rng=rng)
-        values, valid = logged[incident.feature]
-        values = np.where(hit, np.float32(0.0), values)
-        if incident.kind == "null":
-            valid = ~hit if valid is None else valid & ~hit
-        logged[incident.feature] = (values, valid)
+        for feature in incident.features:  # an outage hits all its features on the same rows
+            logged[feature] = corrupt(*logged[feature], hit=hit, kind=incident.kind)
     return logged
 
 
-def _segment_codes(rows: Rows, order: np.ndarray, *, seed: int) -> dict[str, np.ndarray]:
+def corrupt(
+    values: np.ndarray, valid: np.ndarray | None, *, hit: np.ndarray, kind: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A feature's (values, valid) with the ``hit`` rows zeroed, and NULL for ``kind="null"``."""
+    values = np.where(hit, np.float32(0.0), values)
+    if kind == "null":
+        valid = ~hit if valid is None else valid & ~hit
+    return values, valid
+
+
+def _segment_codes(rows: Rows, order: np.ndarray, *, plan: DayPlan) -> dict[str, np.ndarray]:
     """Each ordered row's code in every segment dim an incident can be confined to."""
     return {
         "product_group": rows.group[order],
         "region": rows.region[order],
-        "query_band": query_table(seed).band[rows.query[order]],
+        "query_band": plan.queries.band[rows.query[order]],
         "product_age": (rows.age_days[order] >= NEW_PRODUCT_DAYS).astype(np.int8),
     }
 
@@ -150,7 +160,7 @@ def _table(
     position: np.ndarray,
     label: np.ndarray,
     features: dict[str, tuple[np.ndarray, np.ndarray | None]],
-    seed: int,
+    plan: DayPlan,
 ) -> pa.Table:
     # Event-level columns are constant within an event, so they need no reordering.
     columns = [
@@ -160,7 +170,7 @@ def _table(
         pa.array(rows.product_id[order], type=pa.int64()),
         pc.take(_GROUP_NAMES, pa.array(rows.group[order])),
         pc.take(_REGION_NAMES, pa.array(rows.region)),
-        pc.take(query_table(seed).names, pa.array(rows.query)),
+        pc.take(plan.queries.names, pa.array(rows.query)),
         pa.array(rows.first_seen[order], type=pa.date32()),
         pa.array(rows.logged_in, type=pa.bool_()),
         pa.array(label, type=pa.int8()),

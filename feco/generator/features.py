@@ -18,7 +18,6 @@ from feco.generator.catalogue import (
     N_QUERIES,
     hash_ids,
     normal_from_uniform,
-    query_table,
     uniforms,
 )
 from feco.generator.schema import NEW_REGION, REGIONS
@@ -231,8 +230,16 @@ def _engagement_presence(rows: Rows, plan: DayPlan, *, hour: int) -> tuple[np.nd
     if plan.days_since_launch is not None:
         fill = 0.2 + 0.8 * (1.0 - np.exp(-plan.days_since_launch / _NEW_REGION_FILL_DAYS))
         factor[rows.region == REGIONS.index(NEW_REGION)] *= np.float32(fill)
-    query_factor = 0.3 + 0.7 * query_table(plan.seed).popularity_score[rows.query]
+    if plan.world.cohort_spread > 0:
+        factor *= _cohort_factor(rows.first_seen, seed=plan.seed, spread=plan.world.cohort_spread)
+    query_factor = 0.3 + 0.7 * plan.queries.popularity_score[rows.query]
     return factor, query_factor
+
+
+def _cohort_factor(first_seen: np.ndarray, *, seed: int, spread: float) -> np.ndarray:
+    """Each arrival day's own factor on engagement presence: log-normal, mean 1."""
+    u, _, _, _ = uniforms(hash_ids(first_seen, seed=seed, stream=6))
+    return np.exp(spread * normal_from_uniform(u) - spread**2 / 2).astype(np.float32)
 
 
 def _engagement(
@@ -244,7 +251,7 @@ def _engagement(
         name: 0.6 * lat.r + 0.4 * lat.q + 0.69 * rng.standard_normal(n, dtype=np.float32)
         for name in present
     }
-    values = _engagement_values(z, rows, seed=plan.seed)
+    values = _engagement_values(z, rows, plan.queries.popularity_score)
     # Having engagement at all is worth something: engaged products are the known-good ones.
     return {name: _sparse(values[name], present[name], z[name] + 0.3) for name in present}
 
@@ -268,9 +275,11 @@ def _engagement_present(
     return present
 
 
-def _engagement_values(z: dict[str, np.ndarray], rows: Rows, *, seed: int) -> dict[str, np.ndarray]:
+def _engagement_values(
+    z: dict[str, np.ndarray], rows: Rows, popularity_score: np.ndarray
+) -> dict[str, np.ndarray]:
     """Rates in (0, 1) at 1e-4 precision, counts of at least one, dwell time in seconds."""
-    popularity = query_table(seed).popularity_score[rows.query]
+    popularity = popularity_score[rows.query]
     return {
         "eng_ctr_7d": _rate(-2.4 + 0.8 * z["eng_ctr_7d"]),
         "eng_ctr_30d": _rate(-2.4 + 0.8 * z["eng_ctr_30d"]),

@@ -2,14 +2,16 @@
 
 An incident corrupts what is *logged* only. User behaviour (labels) and the shown order come
 from the clean values, as they would when a logging or feature-store bug hides a signal that
-the serving side still had.
+the serving side still had. A *source outage* hits several features of one upstream source
+(a feature family) on the same rows: the join with that source failed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from feco.errors import UsageError
 from feco.generator.schema import (
-    FEATURES,
+    FEATURE_FAMILIES,
     PRODUCT_AGES,
     PRODUCT_GROUPS,
     QUERY_BANDS,
@@ -32,12 +34,15 @@ SEGMENT_VALUES: dict[str, tuple[str, ...]] = {
 }
 KINDS = ("zero", "null")
 SHAPES = ("step", "decay")
-_REQUIRED = ("feature", "start", "days", "share")
+# What an incident hits: one feature, a list of them, or (the first N of) a source's features.
+_TARGETS = ("feature", "features", "source")
+_REQUIRED = ("start", "days", "share")
 _OPTIONAL = ("kind", "shape", "segment")
+_SOURCE = re.compile(r"^(\w+)(?:\[:(\d+)\])?$")
 
 INCIDENT_SPEC_HELP = (
-    "feature=NAME,start=YYYY-MM-DD,days=N,share=S[,kind=zero|null][,shape=step|decay]"
-    "[,segment=DIM:VALUE]"
+    "feature=NAME|features=A|B|...|source=FAMILY[:N],start=YYYY-MM-DD,days=N,share=S"
+    "[,kind=zero|null][,shape=step|decay][,segment=DIM:VALUE]"
 )
 
 
@@ -71,6 +76,11 @@ class Incident:
         day ``d = 1..days``.
     segment
         Confine the incident to one segment; ``None`` hits all traffic.
+    others
+        Further features hit on the same rows (a source outage): the incident's features are
+        ``(feature, *others)``.
+    source
+        The feature family (upstream source) they all come from, for an outage.
     """
 
     feature: str
@@ -80,6 +90,13 @@ class Incident:
     kind: Literal["zero", "null"] = "zero"
     shape: Literal["step", "decay"] = "step"
     segment: Segment | None = None
+    others: tuple[str, ...] = ()
+    source: str | None = None
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Every feature the incident hits."""
+        return (self.feature, *self.others)
 
     def share_on(self, ds: dt.date) -> float:
         """Share of values hit on day ``ds`` (0.0 outside the incident).
@@ -100,7 +117,7 @@ class Incident:
         segment = (
             None if self.segment is None else {"dim": self.segment.dim, "value": self.segment.value}
         )
-        return {
+        truth = {
             "feature": self.feature,
             "start": self.start.isoformat(),
             "days": self.days,
@@ -109,18 +126,25 @@ class Incident:
             "shape": self.shape,
             "segment": segment,
         }
+        if self.others or self.source:
+            truth |= {"features": list(self.features), "source": self.source}
+        return truth
 
 
-def parse_incident(spec: str) -> Incident:
+def parse_incident(spec: str, *, families: Mapping[str, Sequence[str]] = FEATURE_FAMILIES) -> Incident:
     """Parse an incident spec such as the one ``feco generate-logs --incident`` takes.
 
     Parameters
     ----------
     spec
-        Comma-separated ``key=value`` pairs: ``feature``, ``start``, ``days`` and ``share`` are
-        required; ``kind`` (default ``zero``), ``shape`` (default ``step``) and
-        ``segment=DIM:VALUE`` with DIM one of ``product_group``, ``region``, ``query_band``,
-        ``product_age`` are optional.
+        Comma-separated ``key=value`` pairs: ``start``, ``days`` and ``share`` are required,
+        and one of ``feature=NAME``, ``features=A|B|...`` (several features on the same rows)
+        or ``source=FAMILY`` (all of a family's features; ``source=FAMILY[:N]`` its first N);
+        ``kind`` (default ``zero``), ``shape`` (default ``step``) and ``segment=DIM:VALUE``
+        with DIM one of ``product_group``, ``region``, ``query_band``, ``product_age`` are
+        optional.
+    families
+        The world's features by family (source); the generator's by default.
 
     Returns
     -------
@@ -136,11 +160,17 @@ def parse_incident(spec: str) -> Incident:
     >>> parse_incident("feature=eng_ctr_30d,start=2026-03-01,days=5,share=0.9,segment=region:DE")
     ... # doctest: +NORMALIZE_WHITESPACE
     Incident(feature='eng_ctr_30d', start=datetime.date(2026, 3, 1), days=5, share=0.9,
-             kind='zero', shape='step', segment=Segment(dim='region', value='DE'))
+             kind='zero', shape='step', segment=Segment(dim='region', value='DE'), others=(),
+             source=None)
+    >>> parse_incident("source=engagement[:3],start=2026-03-01,days=1,share=1").features
+    ('eng_ctr_7d', 'eng_ctr_30d', 'eng_atc_rate_30d')
     """
     parts = _split_spec(spec)
+    features = _features(parts, families)
     return Incident(
-        feature=_choice(parts, "feature", FEATURES),
+        feature=features[0],
+        others=features[1:],
+        source=None if "feature" in parts else _common_family(features, families),
         start=_date(parts["start"]),
         days=_positive_int(parts["days"]),
         share=_share(parts["share"]),
@@ -157,16 +187,45 @@ def _split_spec(spec: str) -> dict[str, str]:
         key = key.strip()
         if not sep or not value.strip():
             raise UsageError(f"incident spec {spec!r}: part {part!r} is not key=value")
-        if key not in _REQUIRED + _OPTIONAL:
-            known = ", ".join(_REQUIRED + _OPTIONAL)
+        if key not in _TARGETS + _REQUIRED + _OPTIONAL:
+            known = ", ".join(_TARGETS + _REQUIRED + _OPTIONAL)
             raise UsageError(f"incident spec {spec!r}: unknown key {key!r} (known: {known})")
         if key in parts:
             raise UsageError(f"incident spec {spec!r}: key {key!r} given twice")
         parts[key] = value.strip()
-    missing = [key for key in _REQUIRED if key not in parts]
+    targets = [key for key in _TARGETS if key in parts]
+    missing = [key for key in _REQUIRED if key not in parts] + ([] if targets else ["feature"])
     if missing:
         raise UsageError(f"incident spec {spec!r}: missing {', '.join(missing)}")
+    if len(targets) > 1:
+        raise UsageError(f"incident spec {spec!r}: give one of feature, features, source, not {' and '.join(targets)}")
     return parts
+
+
+def _features(parts: dict[str, str], families: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The features an incident hits, from whichever of feature, features, source it gives."""
+    known = tuple(name for names in families.values() for name in names)
+    if "feature" in parts:
+        return (_choice(parts, "feature", known),)
+    if "features" in parts:
+        names = tuple(_choice({"feature": name.strip()}, "feature", known) for name in parts["features"].split("|"))
+        if len(set(names)) < len(names):
+            raise UsageError(f"incident features={parts['features']!r} names a feature twice")
+        return names
+    match = _SOURCE.match(parts["source"])
+    family = families.get(match.group(1)) if match else None
+    if family is None:
+        raise UsageError(f"incident source={parts['source']!r} is not FAMILY or FAMILY[:N] "
+                         f"with FAMILY one of: {', '.join(families)}")
+    count = int(match.group(2) or len(family))
+    if not 1 <= count <= len(family):
+        raise UsageError(f"incident source={parts['source']!r}: {match.group(1)} has {len(family)} features")
+    return tuple(family[:count])
+
+
+def _common_family(features: tuple[str, ...], families: Mapping[str, Sequence[str]]) -> str | None:
+    """The one family all ``features`` belong to, else None."""
+    return next((name for name, members in families.items() if set(features) <= set(members)), None)
 
 
 def _choice(parts: dict[str, str], key: str, allowed: tuple[str, ...], *, default: str = "") -> Any:
@@ -175,7 +234,7 @@ def _choice(parts: dict[str, str], key: str, allowed: tuple[str, ...], *, defaul
         return value
     if len(allowed) > 10:
         close = difflib.get_close_matches(value, allowed, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else " (see feco.generator.FEATURES)"
+        hint = f" (did you mean {close[0]}?)" if close else " (not among the world's features)"
         raise UsageError(f"incident {key}={value!r} is not a known {key}{hint}")
     raise UsageError(f"incident {key}={value!r} is not one of: {', '.join(allowed)}")
 
@@ -238,16 +297,19 @@ def incident_mask(
     return hit
 
 
-def check_incidents(incidents: Sequence[Incident]) -> None:
+def check_incidents(
+    incidents: Sequence[Incident], *, families: Mapping[str, Sequence[str]] = FEATURE_FAMILIES
+) -> None:
     """Reject incidents built in Python with values a spec would not parse to."""
     for incident in incidents:
-        if incident != parse_incident(_spec_of(incident)):
+        if incident != parse_incident(_spec_of(incident), families=families):
             raise UsageError(f"incident {incident!r} does not round-trip through its spec")
 
 
 def _spec_of(incident: Incident) -> str:
+    several = incident.others or incident.source
     parts = [
-        f"feature={incident.feature}",
+        f"features={'|'.join(incident.features)}" if several else f"feature={incident.feature}",
         f"start={incident.start.isoformat()}",
         f"days={incident.days}",
         f"share={incident.share!r}",

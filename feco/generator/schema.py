@@ -80,18 +80,24 @@ QUERY_BANDS: tuple[str, ...] = ("head", "torso", "tail")
 PRODUCT_AGES: tuple[str, ...] = ("new", "established")
 NEW_PRODUCT_DAYS = 30
 
+# The columns every generated log starts with (this generator's and the LTR world's).
+ROW_FIELDS = (
+    pa.field("event_ts", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("event_id", pa.int64(), nullable=False),
+    pa.field("position", pa.int16(), nullable=False),
+    pa.field("product_id", pa.int64(), nullable=False),
+    pa.field("product_group", pa.string(), nullable=False),
+    pa.field("region", pa.string(), nullable=False),
+    pa.field("query", pa.string(), nullable=False),
+    pa.field("product_first_seen", pa.date32(), nullable=False),
+)
+LABEL_FIELD = pa.field("label", pa.int8(), nullable=False)
+
 LOG_SCHEMA = pa.schema(
     [
-        pa.field("event_ts", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("event_id", pa.int64(), nullable=False),
-        pa.field("position", pa.int16(), nullable=False),
-        pa.field("product_id", pa.int64(), nullable=False),
-        pa.field("product_group", pa.string(), nullable=False),
-        pa.field("region", pa.string(), nullable=False),
-        pa.field("query", pa.string(), nullable=False),
-        pa.field("product_first_seen", pa.date32(), nullable=False),
+        *ROW_FIELDS,
         pa.field("logged_in", pa.bool_(), nullable=False),
-        pa.field("label", pa.int8(), nullable=False),
+        LABEL_FIELD,
         *(pa.field(name, pa.float32()) for name in FEATURES),
     ]
 )

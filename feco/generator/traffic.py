@@ -12,21 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from feco.generator.calendar import DayPlan
-from feco.generator.catalogue import (
-    MAX_AGE_DAYS,
-    SLOTS_PER_DAY,
-    product_ids,
-    query_table,
-)
-from feco.generator.schema import GROUP_WEIGHTS, NEW_REGION, REGIONS
+from feco.generator.catalogue import MAX_AGE_DAYS, product_ids, slots_per_day
+from feco.generator.schema import NEW_PRODUCT_DAYS, NEW_REGION, REGIONS
+from feco.generator.world import World
 
 _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 _US_PER_MINUTE = 60_000_000
 _US_PER_DAY = 86_400_000_000
 _MIN_LIST, _MAX_LIST = 5, 20
 _CROSS_GROUP_SHARE = 0.15
-_NEW_PRODUCT_IMPRESSIONS = 0.12
-_MEAN_ESTABLISHED_AGE = 365.0
 # Low slots are a day's popular arrivals: shown more often, engaged with more.
 _SLOT_SKEW = 1.6
 # The new region's shoppers are less often signed in during its first weeks.
@@ -57,17 +51,17 @@ class Rows:
 
 def draw_rows(plan: DayPlan, hour: int, rng: np.random.Generator) -> Rows:
     """Draw the events of ``hour`` on ``plan.ds`` and the products each of them showed."""
-    event_ts, event_id = _event_times(plan, hour, rng)
+    event_ts, event_id = event_times(plan, hour, rng)
     n_events = len(event_ts)
-    queries = query_table(plan.seed)
+    queries = plan.queries
     query = np.searchsorted(queries.cdf, rng.random(n_events) * queries.cdf[-1]).astype(np.int32)
-    region = _choose(rng, plan.region_shares, n_events)
+    region = choose(rng, plan.region_shares, n_events)
     logged_in = rng.random(n_events, dtype=np.float32) < _logged_in_share(plan, region)
     lengths = rng.integers(_MIN_LIST, _MAX_LIST + 1, n_events)
     event_index = np.repeat(np.arange(n_events, dtype=np.int32), lengths)
     query_of_row = query[event_index]
-    group, category_match = _product_group(queries.group[query_of_row], rng)
-    age_days, slot, slot_rank = _product_age_and_slot(group, rng)
+    group, category_match = _product_group(queries.group[query_of_row], plan.world, rng)
+    age_days, slot, slot_rank = _product_age_and_slot(group, plan, rng)
     first_seen = plan.ds.toordinal() - age_days
     return Rows(
         n_events=n_events,
@@ -86,7 +80,7 @@ def draw_rows(plan: DayPlan, hour: int, rng: np.random.Generator) -> Rows:
     )
 
 
-def _event_times(
+def event_times(
     plan: DayPlan, hour: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted event timestamps (µs since epoch) of one hour, and their day-unique ids."""
@@ -101,7 +95,7 @@ def _event_times(
     return event_ts, event_id
 
 
-def _choose(rng: np.random.Generator, shares: np.ndarray, size: int) -> np.ndarray:
+def choose(rng: np.random.Generator, shares: np.ndarray, size: int) -> np.ndarray:
     """Categorical draws as int8 codes (faster than ``rng.choice`` with ``p``)."""
     cdf = np.cumsum(shares)
     return np.searchsorted(cdf / cdf[-1], rng.random(size), side="right").astype(np.int8)
@@ -114,10 +108,10 @@ def _logged_in_share(plan: DayPlan, region: np.ndarray) -> np.ndarray:
 
 
 def _product_group(
-    query_group: np.ndarray, rng: np.random.Generator
+    query_group: np.ndarray, world: World, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mostly the query's own group; some results come from elsewhere in the catalogue."""
-    other = _choose(rng, np.asarray(GROUP_WEIGHTS), len(query_group))
+    other = choose(rng, np.asarray(world.group_weights), len(query_group))
     group = np.where(
         rng.random(len(query_group), dtype=np.float32) < _CROSS_GROUP_SHARE, other, query_group
     )
@@ -125,15 +119,27 @@ def _product_group(
 
 
 def _product_age_and_slot(
-    group: np.ndarray, rng: np.random.Generator
+    group: np.ndarray, plan: DayPlan, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Age in days of each shown product, its arrival slot, and the slot as a rank in [0, 1)."""
-    n = len(group)
-    is_new = rng.random(n, dtype=np.float32) < _NEW_PRODUCT_IMPRESSIONS
-    established = 30 + rng.exponential(_MEAN_ESTABLISHED_AGE, n).astype(np.int32)
+    n, world = len(group), plan.world
+    is_new = rng.random(n, dtype=np.float32) < world.new_share
+    established = NEW_PRODUCT_DAYS + rng.exponential(world.lifetime_days, n).astype(np.int32)
+    new_ages = _launch_ages(plan)
     age = np.where(
-        is_new, rng.integers(0, 30, n, dtype=np.int32), np.minimum(established, MAX_AGE_DAYS)
+        is_new,
+        new_ages[rng.integers(0, len(new_ages), n, dtype=np.int32)],
+        np.minimum(established, MAX_AGE_DAYS),
     )
     slot_rank = rng.random(n, dtype=np.float32) ** _SLOT_SKEW
-    slot = (slot_rank * SLOTS_PER_DAY[group]).astype(np.int64)
+    arrivals = slots_per_day(world.group_weights, world.launch_every_days)
+    slot = (slot_rank * arrivals[group]).astype(np.int64)
     return age.astype(np.int32), slot, slot_rank
+
+
+def _launch_ages(plan: DayPlan) -> np.ndarray:
+    """The ages a new product can have on ``plan.ds``: every age under 30 days when products
+    arrive daily; with batches every N days, the days since each batch of the last 30."""
+    every = plan.world.launch_every_days
+    since_last = (plan.ds.toordinal() - plan.seed) % every
+    return np.arange(since_last, NEW_PRODUCT_DAYS, every, dtype=np.int32)

@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from feco.errors import UsageError
-from feco.generator.calendar import DayPlan
 from feco.generator.day import check_volume, hour_table, make_plan
 from feco.generator.incidents import Incident, check_incidents
+from feco.generator.world import DEFAULT_WORLD, World
 
 MANIFEST_NAME = "incidents.json"
 # zstd level 1 makes files ~15% smaller than snappy or lz4 for ~0.3 s more per peak hour, which
@@ -39,6 +39,7 @@ def generate_logs(
     seed: int = 0,
     incidents: Sequence[Incident] = (),
     new_region_launch: dt.date | None = None,
+    world: World = DEFAULT_WORLD,
     progress: Callable[[dt.date], None] | None = None,
 ) -> list[Path]:
     """Generate ``days`` days of search logs under ``out``, one Parquet file per UTC hour.
@@ -67,6 +68,9 @@ def generate_logs(
     new_region_launch
         First day of ``BR`` traffic; defaults to ``start + days // 3``. Pass it explicitly to
         generate a period in several runs.
+    world
+        Query concentration, catalogue churn and segment sizes (see :class:`World`);
+        recorded in the ground truth when it is not the default one.
     progress
         Called with each day once its files are written.
 
@@ -98,14 +102,35 @@ def generate_logs(
         days=days,
         new_region_launch=launch,
         incidents=incidents,
+        world=world,
     )
-    _write_json(root / MANIFEST_NAME, manifest)
+    write_manifest(root, manifest)
+
+    def hours_of(ds: dt.date) -> Callable[[int], pa.Table]:
+        plan = make_plan(ds, events_per_day=events_per_day, seed=seed, new_region_launch=launch, world=world)
+        return functools.partial(hour_table, plan, incidents=incidents)
+
+    return write_days(root, start=start, days=days, hours_of=hours_of, progress=progress)
+
+
+SUCCESS_MARKER = "_SUCCESS"
+
+
+def write_days(
+    root: Path,
+    *,
+    start: dt.date,
+    days: int,
+    hours_of: Callable[[dt.date], Callable[[int], pa.Table]],
+    progress: Callable[[dt.date], None] | None = None,
+) -> list[Path]:
+    """Write each day's 24 hour files (``hours_of(ds)(hour)`` is one hour's table), then the
+    day's ``_SUCCESS`` marker; return the files written."""
     written: list[Path] = []
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for offset in range(days):
             ds = start + dt.timedelta(days=offset)
-            plan = make_plan(ds, events_per_day=events_per_day, seed=seed, new_region_launch=launch)
-            write = functools.partial(_write_hour, root, plan, incidents=incidents)
+            write = functools.partial(_write_hour, root, ds, hours_of(ds))
             written += pool.map(write, range(24))
             (root / f"ds={ds.isoformat()}" / SUCCESS_MARKER).touch()
             if progress is not None:
@@ -113,17 +138,14 @@ def generate_logs(
     return written
 
 
-SUCCESS_MARKER = "_SUCCESS"
-
-
 def hour_path(root: Path, ds: dt.date, hour: int) -> Path:
     """Where the logs of one UTC hour live under ``root``."""
     return root / f"ds={ds.isoformat()}" / f"hour={hour:02d}" / "part-0.parquet"
 
 
-def _write_hour(root: Path, plan: DayPlan, hour: int, *, incidents: Sequence[Incident]) -> Path:
-    path = hour_path(root, plan.ds, hour)
-    table = hour_table(plan, hour, incidents=incidents)
+def _write_hour(root: Path, ds: dt.date, table_of: Callable[[int], pa.Table], hour: int) -> Path:
+    path = hour_path(root, ds, hour)
+    table = table_of(hour)
     _atomic_write(path, lambda tmp: _write_parquet(table, tmp))
     return path
 
@@ -132,6 +154,11 @@ def _write_parquet(table: pa.Table, where: Path) -> None:
     pq.write_table(
         table, where, row_group_size=ROW_GROUP_ROWS, sorting_columns=_SORTED_BY, **_COMPRESSION
     )
+
+
+def write_manifest(root: Path, manifest: dict) -> None:
+    """The ground truth beside the logs, written whole or not at all."""
+    _write_json(root / MANIFEST_NAME, manifest)
 
 
 def _write_json(path: Path, content: dict) -> None:
@@ -162,8 +189,9 @@ def _manifest(
     days: int,
     new_region_launch: dt.date,
     incidents: Sequence[Incident],
+    world: World,
 ) -> dict:
-    return {
+    manifest = {
         "seed": seed,
         "events_per_day": events_per_day,
         "start": start.isoformat(),
@@ -171,3 +199,5 @@ def _manifest(
         "new_region_launch": new_region_launch.isoformat(),
         "incidents": [incident.to_dict() for incident in incidents],
     }
+    # The default world is the generator's own: manifests written before the knobs stay valid.
+    return manifest if world == DEFAULT_WORLD else manifest | {"world": world.to_dict()}

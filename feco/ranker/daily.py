@@ -21,7 +21,9 @@ import lightgbm as lgb
 import polars as pl
 
 from feco.config import Config
+from feco.coverage import SEGMENT_DIMENSIONS, band_history, segment_rows
 from feco.errors import DataError
+from feco.ranker.attribution import SHAP_DAILY_SCHEMA, daily_shap
 from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.store import current_model, store_daily, store_model_run
@@ -92,7 +94,8 @@ def sampled_days_before(ds: date, config: Config) -> list[date]:
 
 
 def score_day(ds: date, config: Config) -> dict:
-    """Score ``ds``'s sample with the model valid on it and replace the day's ``ranker_daily``.
+    """Score ``ds``'s sample with the model valid on it and replace the day's ``ranker_daily``
+    and ``shap_daily`` (its attribution per feature and segment, :mod:`feco.ranker.attribution`).
 
     Without a model valid on ``ds`` nothing is scored (the day's rows are cleared) and the
     run goes on: alert severity then uses the coverage drop alone.
@@ -107,12 +110,14 @@ def score_day(ds: date, config: Config) -> dict:
     with open_configured(config) as conn:
         model = current_model(conn, ds)
         if model is None:
-            store_daily(conn, ds, pl.DataFrame(schema=DAILY_SCHEMA))
+            store_daily(conn, ds, pl.DataFrame(schema=DAILY_SCHEMA), pl.DataFrame(schema=SHAP_DAILY_SCHEMA))
             return {"ds": ds.isoformat(), "model": None}
-        frame = events_frame([ds], config)
-        scores = daily_scores(frame, load_model(Path(model["artifact"])), ds=ds, run_id=model["run_id"],
-                              segments=config.ranker.segments)
-        store_daily(conn, ds, scores)
+        frame = events_frame([ds], config, labelled=True)
+        ranker = load_model(Path(model["artifact"]))
+        scores = daily_scores(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.ranker.segments)
+        shap = daily_shap(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.segments.names(),
+                          rows=config.ranker.shap_rows, seed=config.ranker.seed)
+        store_daily(conn, ds, scores, shap)
     overall = scores.row(by_predicate=pl.col("segment_dim") == "all", named=True)
     evaluated = overall["queries_evaluated"]
     return {"ds": ds.isoformat(), "model": model["version"], "queries_evaluated": evaluated,
@@ -152,21 +157,39 @@ def daily_scores(frame: pl.DataFrame, model: TrainedRanker, *, ds: date, run_id:
             .select(list(DAILY_SCHEMA)).cast(DAILY_SCHEMA).sort("segment_dim", "segment_value"))
 
 
-def events_frame(days: list[date], config: Config) -> pl.DataFrame:
+def events_frame(days: list[date], config: Config, *, labelled: bool = False) -> pl.DataFrame:
     """The sampled rows of ``days`` as LTR data: ``qid`` (the event), ``label``, segments and
-    features, rows of an event together in shown order."""
+    features, rows of an event together in shown order.
+
+    Segments: the ``[ranker] segments`` columns as logged or, ``labelled``, every segment
+    dimension as coverage counts it that day (query bands included, 'unknown' for NULL).
+    """
+    rows = pl.concat([_day_rows(d, config, labelled=labelled) for d in days], how="diagonal_relaxed")
+    keep = {s: f"segment:{s}" for s in SEGMENT_DIMENSIONS} if labelled else None
+    return ltr_rows(rows, config, keep=keep)
+
+
+def ltr_rows(rows: pl.DataFrame, config: Config, *, keep: dict[str, str] | None = None) -> pl.DataFrame:
+    """Sampled rows as LTR data (see :func:`events_frame`), with the columns of ``keep``
+    (output name: column of ``rows``), by default the ``[ranker] segments`` as logged."""
     logs = config.logs
-    frames = [read_sample(d, config.paths.samples)[0] for d in days]
-    rows = pl.concat(frames, how="diagonal_relaxed")
     if logs.label not in rows.columns:
         raise DataError(f"label column '{logs.label}' is not in the sampled logs")
     features = [f for f in logs.features if f in rows.columns]
-    segments = {s: getattr(logs, s) for s in config.ranker.segments}
+    if keep is None:
+        keep = {s: c for s, c in ((s, getattr(logs, s)) for s in config.ranker.segments) if c in rows.columns}
     order = [logs.event_id] + (["position"] if "position" in rows.columns else [])
     return rows.sort(order).select(
         pl.col(logs.event_id).alias("qid"), pl.col(logs.label).cast(pl.Int64).alias("label"),
-        *(pl.col(c).alias(s) for s, c in segments.items() if c in rows.columns),
-        *(pl.col(f).cast(pl.Float64) for f in features))
+        *(pl.col(c).alias(name) for name, c in keep.items()), *(pl.col(f).cast(pl.Float64) for f in features))
+
+
+def _day_rows(ds: date, config: Config, *, labelled: bool) -> pl.DataFrame:
+    rows = read_sample(ds, config.paths.samples)[0]
+    if not labelled:
+        return rows
+    labels = segment_rows(rows, ds=ds, config=config, band_history=band_history(ds, config))
+    return rows.hstack(labels.rename(lambda name: f"segment:{name}"))
 
 
 def load_model(artifact: Path) -> TrainedRanker:

@@ -30,7 +30,7 @@ from feco.ranker.claims import importance_loss_correlations, within_feature_corr
 from feco.ranker.datasets import Split
 from feco.ranker.importance import IMPORTANCE_SCHEMA, importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
-from feco.ranker.perturb import coverage_of, reduce_coverage
+from feco.ranker.perturb import Loss, apply_losses, coverage_of
 
 MODES = ("test", "retrain")
 FULL_REDUCTIONS = (0.05, 0.10, 0.25, 0.50, 1.00)
@@ -259,11 +259,12 @@ def _cell(split: Split, baseline: TrainedRanker, grid: Grid, training: Training,
           base_importance: pl.DataFrame) -> RunRecord:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    test = reduce_coverage(split.test, feature, share=reduction, seed=_seed(seed, feature, reduction, "test"))
+    losses = [Loss(feature, reduction)]
+    test = apply_losses(split.test, losses, seed=seed, part="test")
     model, params, train_coverage = baseline, None, None
     if mode == "retrain":
-        train = reduce_coverage(split.train, feature, share=reduction, seed=_seed(seed, feature, reduction, "train"))
-        valid = reduce_coverage(split.valid, feature, share=reduction, seed=_seed(seed, feature, reduction, "valid"))
+        train = apply_losses(split.train, losses, seed=seed, part="train")
+        valid = apply_losses(split.valid, losses, seed=seed, part="valid")
         params = _seeded(training.params, seed)
         model = _train(train, valid, split.features, params, training)
         train_coverage = coverage_of(train, feature)
@@ -314,11 +315,6 @@ def _describe_feature(base_importance: pl.DataFrame, feature: str, role: str) ->
 def _deltas(row: dict, reference: dict) -> dict:
     return {f"d_{c}": None if row[c] is None or reference[c] is None else row[c] - reference[c]
             for c in NDCG_COLUMNS}
-
-
-def _seed(seed: int, feature: str, reduction: float, part: str) -> int:
-    """One independent, reproducible seed per (seed, feature, share, part of the data)."""
-    return int.from_bytes(hashlib.sha256(f"{seed}|{feature}|{reduction:g}|{part}".encode()).digest()[:8], "big")
 
 
 def experiment_id(split: Split, grid: Grid, training: Training) -> str:

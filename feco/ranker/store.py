@@ -91,9 +91,10 @@ def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.D
     ])
 
 
-def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame) -> None:
-    """Replace one day's rows in ranker_daily (an empty frame clears the day)."""
-    replace_rows(conn, [("ranker_daily", "ds = $ds", {"ds": ds}, scores)])
+def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame, shap: pl.DataFrame) -> None:
+    """Replace one day's rows in ranker_daily and shap_daily (empty frames clear the day)."""
+    replace_rows(conn, [(table, "ds = $ds", {"ds": ds}, rows)
+                        for table, rows in (("ranker_daily", scores), ("shap_daily", shap))])
 
 
 def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:

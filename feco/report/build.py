@@ -108,7 +108,9 @@ def _incidents(incidents: pl.DataFrame) -> Section:
             "(`feco alerts`, table incidents); live: not resolved yet. Each is shown by its latest headline, "
             "its most severe and most localised alert: what the rule saw, what it expected, and the line it "
             "fires below. NDCG@8 change: that day's, in the segment against its previous 7 days (all "
-            "traffic's where the segment is not scored). 'trend' opens the feature in its segment beside its "
+            "traffic's where the segment is not scored): mostly day-to-day noise. Estimated cost: the incident's "
+            "coverage loss replayed on clean days of its segment before it began and scored by the serving model, "
+            "with its 95% interval (table incident_costs). 'trend' opens the feature in its segment beside its "
             "sibling segments.")
     body = paragraph(note) + (_incident_table(live) if live.height else paragraph("None is live."))
     if ended.height:
@@ -125,6 +127,9 @@ def _incident_table(incidents: pl.DataFrame) -> str:
         "days", *[(100 * pl.col(c)).alias(name) for c, name in (
             ("observed", "observed %"), ("baseline", "expected %"), ("threshold", "alert below %"))],
         (-100 * pl.col("drop_rel")).alias("change %"), pl.Series("NDCG@8 change", ndcg, dtype=pl.String),
+        pl.Series("cost (NDCG@8)", [
+            "" if d is None else f"{d:+.4f} ({low:+.4f} to {high:+.4f})"
+            for d, low, high in incidents.select("d_ndcg8", "d_ndcg8_low", "d_ndcg8_high").iter_rows()], dtype=pl.String),
         pl.lit("trend").alias("chart"),
         pl.struct("feature", "segment_dim", "segment_value").map_elements(
             lambda row: trend_link(row["feature"], row["segment_dim"], row["segment_value"]),
@@ -193,19 +198,23 @@ def _ranker(data: ReportData, grid: pl.DataFrame | None) -> list[Section]:
             select("ndcg-metric", "metric", [("ndcg8", "NDCG@8"), ("ndcg4", "NDCG@4")]),
         ) + paragraph("The reference ranker's NDCG on each day's sample, per scored segment (all traffic in "
                       "black), over the events with a relevant product.") + chart("ndcg"))
-    shap = Section("shap", "Feature importance over time", skipped=missing) if data.shap is None else Section(
-        "shap", "Feature importance over time", body=paragraph(
-            "Shares of mean |SHAP| in the model that scored each day; a retrain shows as a step.") + chart("shap"))
+    title = "Feature importance over time, beside coverage"
+    shap = Section("shap", title, skipped=missing) if data.shap is None else Section("shap", title, body=controls(
+        select("shap-feature", "feature"), select("shap-dim", "segment dimension"), select("shap-value", "value"),
+    ) + paragraph(
+        "The feature's share of the scoring model's mean |SHAP| on each day's sample in the chosen segment "
+        "(exact TreeSHAP on a sample of the day's rows: [ranker] shap_rows), beside its coverage there: when a "
+        "feature loses coverage in a segment, the model leans on it less there. Dotted: its share in the model's "
+        "own training data (a retrain shows as a step).") + chart("shap"))
     return [ndcg, shap, _grid(grid)]
 
 
-def _shap(shap: pl.DataFrame | None, *, top: int = 8) -> dict | None:
-    """The scoring models' largest SHAP shares by day, ``top`` features by mean share."""
+def _shap(shap: pl.DataFrame | None) -> dict | None:
+    """Each feature's share in the model that scored each day, by feature: ``{feature: [[ds, share], ...]}``."""
     if shap is None:
         return None
-    features = (shap.group_by("feature").agg(pl.col("shap_share").mean())
-                .sort("shap_share", descending=True).head(top).get_column("feature"))
-    return {"rows": _records(shap.filter(pl.col("feature").is_in(features.implode())))}
+    return {feature: rows.select(pl.col("ds").cast(pl.String), pl.col("shap_share").round_sig_figs(6)).rows()
+            for (feature,), rows in shap.sort("ds").group_by("feature", maintain_order=True)}
 
 
 def _grid_table(cells: pl.DataFrame | None) -> pl.DataFrame | None:

@@ -14,14 +14,15 @@ import numpy as np
 import polars as pl
 
 MISSING = 65535
-SHARES = ("coverage", "coverage_ma7", "expected", "lower")
+SHARES = ("coverage", "coverage_ma7", "expected", "lower", "shap_share")
 
 
 def pack_cube(coverage: pl.DataFrame, band: pl.DataFrame) -> dict:
     """The payload of the page's coverage charts.
 
-    ``coverage`` has ds, feature, segment_dim, segment_value, n_rows, coverage, coverage_ma7;
-    ``band`` the drop rule's expected and lower per ds, feature and segment it judged.
+    ``coverage`` has ds, feature, segment_dim, segment_value, n_rows, coverage, coverage_ma7
+    and shap_share (the day's attribution, NULL where none); ``band`` the drop rule's
+    expected and lower per ds, feature and segment it judged.
     Returns the axes (``days``, ``features``, ``segments`` as [dim, value]), each share as
     base64 uint16 basis points at index ``(feature * segments + segment) * days + day``, and
     ``rows`` (sampled rows per segment and day, uint32, 0 for none) at ``segment * days + day``.
@@ -31,7 +32,7 @@ def pack_cube(coverage: pl.DataFrame, band: pl.DataFrame) -> dict:
     >>> from datetime import date
     >>> frame = pl.DataFrame({"ds": [date(2026, 1, 1)], "feature": ["f"], "segment_dim": ["all"],
     ...                       "segment_value": ["all"], "n_rows": [10], "coverage": [0.5],
-    ...                       "coverage_ma7": [0.5]})
+    ...                       "coverage_ma7": [0.5], "shap_share": [0.25]})
     >>> cube = pack_cube(frame, frame.select("ds", "feature", "segment_dim", "segment_value",
     ...                                      expected=pl.lit(0.6), lower=pl.lit(0.4)))
     >>> unpack(cube["coverage"], np.uint16).tolist(), cube["segments"]
@@ -51,7 +52,7 @@ def pack_cube(coverage: pl.DataFrame, band: pl.DataFrame) -> dict:
             "segments": [list(row) for row in segments.iter_rows()]}
     for name in SHARES:
         grid = np.full(features.len() * n_segments * n_days, MISSING, dtype=np.uint16)
-        values = keyed.get_column(name).to_numpy()
+        values = keyed.get_column(name).cast(pl.Float64).fill_null(np.nan).to_numpy()
         known = ~np.isnan(values)
         grid[at[known]] = np.round(np.clip(values[known], 0, 1) * 10_000).astype(np.uint16)
         cube[name] = pack(grid)

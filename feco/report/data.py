@@ -20,7 +20,7 @@ from feco.warehouse import fetch, named_query, quote
 # Optional result -> (the table it needs rows in, the named query that reads it).
 OPTIONAL = {
     "ndcg": ("ranker_daily", "report_ranker_daily"),
-    "shap": ("ranker_daily", "report_shap_daily"),
+    "shap": ("shap_daily", "report_shap_daily"),
     "grid": ("coverage_drop_results", "report_coverage_drop"),
     "study": ("sampling_study", "report_sampling_study"),
 }
@@ -30,7 +30,8 @@ OPTIONAL = {
 class ReportData:
     """The frames the report draws; None where the warehouse has no such results."""
 
-    coverage: pl.DataFrame   # every segment: ds, feature, segment_dim, segment_value, n_rows, coverage, coverage_ma7
+    coverage: pl.DataFrame   # every segment: ds, feature, segment_dim, segment_value, n_rows, coverage, coverage_ma7,
+    #                          shap_share
     band: pl.DataFrame       # what the drop rule expected: ds, feature, segment_dim, segment_value, expected, lower
     marks: pl.DataFrame      # coverage alerts per segment and day
     incidents: pl.DataFrame  # the incidents table, each by its latest headline alert, live first

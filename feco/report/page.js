@@ -17,7 +17,7 @@ function unpack(text, Type) {
 }
 
 const SHARES = {};
-for (const name of ["coverage", "coverage_ma7", "expected", "lower"]) SHARES[name] = unpack(CUBE[name], Uint16Array);
+for (const name of ["coverage", "coverage_ma7", "expected", "lower", "shap_share"]) SHARES[name] = unpack(CUBE[name], Uint16Array);
 const ROWS = unpack(CUBE.rows, Uint32Array);
 const FEATURE = new Map(CUBE.features.map((f, i) => [f, i]));
 const SEGMENT = new Map(CUBE.segments.map(([dim, value], i) => [dim + "\u0000" + value, i]));
@@ -211,16 +211,31 @@ function drawNdcg() {
   Plotly.react("ndcg-chart", [...lines.values()], layout(`Daily ${name} of the reference ranker per ${dim}`, name), PLOT);
 }
 
+// The chosen feature's daily share of attribution in the chosen segment, beside its coverage there.
+const shap = { feature: $("shap-feature"), dim: $("shap-dim"), value: $("shap-value") };
+
 function drawShap() {
-  const lines = new Map();
-  for (const row of DATA.shap.rows) {
-    if (!lines.has(row.feature)) lines.set(row.feature, { x: [], y: [], name: row.feature, mode: "lines+markers",
-      line: { shape: "hv" }, hovertemplate: `${row.feature} %{y:.1f}%<extra></extra>` });
-    lines.get(row.feature).x.push(row.ds);
-    lines.get(row.feature).y.push(100 * row.shap_share);
-  }
-  Plotly.react("shap-chart", [...lines.values()],
-    layout("SHAP shares of the model that scored each day (its top features)", "share of mean |SHAP| (%)"), PLOT);
+  const f = FEATURE.get(shap.feature.value);
+  const dim = shap.dim.value;
+  const s = SEGMENT.get(dim + "\u0000" + shap.value.value);
+  const where = describe(dim, shap.value.value);
+  const model = DATA.shap[shap.feature.value] || [];
+  const traces = [
+    { x: DAYS, y: share("shap_share", f, s), name: `share of mean |SHAP|, ${where}`, mode: "lines+markers",
+      line: { color: "#9467bd", width: 2.5 }, hovertemplate: "SHAP share %{y:.2f}%<extra></extra>" },
+    { x: model.map((row) => row[0]), y: model.map((row) => 100 * row[1]), name: "share in the model's training data",
+      mode: "lines", line: { color: "#9467bd", width: 1, dash: "dot", shape: "hv" },
+      hovertemplate: "in training %{y:.2f}%<extra></extra>" },
+    { x: DAYS, y: share("coverage", f, s), name: `coverage, ${where}`, yaxis: "y2", mode: "lines+markers",
+      line: { color: "#111", width: 1.5, dash: "dash" }, hovertemplate: "coverage %{y:.2f}%<extra></extra>" },
+  ];
+  Plotly.react("shap-chart", traces, layout(`${shap.feature.value} in ${where}: attribution and coverage`,
+    "share of mean |SHAP| (%)", { yaxis2: { title: { text: "coverage (%)" }, overlaying: "y", side: "right" },
+      margin: { t: 48, r: 70, b: 40, l: 60 } }), PLOT);
+}
+
+function shapValues() {
+  fill(shap.value, segmentsOf(shap.dim.value).map((seg) => seg.value), shap.value.value);
 }
 
 // --- experiment grid and sampling study ---------------------------------------------------
@@ -280,7 +295,15 @@ if (DATA.ndcg) {
   for (const id of ["ndcg-dim", "ndcg-metric"]) $(id).addEventListener("change", drawNdcg);
   drawNdcg();
 }
-if (DATA.shap) drawShap();
+if (DATA.shap) {
+  fill(shap.feature, CUBE.features, DATA.start.feature);
+  fill(shap.dim, DIMS, DATA.start.segment_dim);
+  shapValues();
+  shap.value.value = DATA.start.segment_value;
+  for (const select of [shap.feature, shap.value]) select.addEventListener("change", drawShap);
+  shap.dim.addEventListener("change", () => { shapValues(); drawShap(); });
+  drawShap();
+}
 if (DATA.grid) {
   fill($("grid-mode"), [...new Set(DATA.grid.map((r) => r.mode))], "retrain");
   $("grid-mode").addEventListener("change", drawGrid);

@@ -13,13 +13,10 @@ feco.sampling.study measures this sample against simple random and reservoir sam
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 from typing import NamedTuple
 
 import duckdb
@@ -31,8 +28,9 @@ import pyarrow.parquet as pq
 
 from feco import storage
 from feco.config import Config
-from feco.errors import DataError, UsageError
-from feco.sample_files import OWNER_FILE, ROWS_FILE, WINDOWS_FILE
+from feco.errors import DataError
+from feco.sample_files import ROWS_FILE, WINDOWS_FILE, partition_dir
+from feco.sampling.day_folder import replace_day
 from feco.sql_files import sql
 from feco.storage import Location
 from feco.warehouse import quote
@@ -60,10 +58,6 @@ def day_windows(ds: date, config: Config) -> list[Window]:
     ]
 
 
-def partition_dir(root: Location, ds: date) -> Location:
-    return storage.join(root, f"ds={ds.isoformat()}")
-
-
 class WindowSummary(NamedTuple):
     """One ``sample_windows`` row."""
 
@@ -76,14 +70,15 @@ class WindowSummary(NamedTuple):
     step: float | None
     rows_null_event_id: int  # the window's rows without an event id: in no event, not sampled
     rows_null_timestamp: int  # rows of its hour files without a timestamp (each file counted once a day)
+    hours_missing: list[int]  # hours it reads that have no log files (sampled with --allow-incomplete)
 
     @classmethod
-    def of(cls, ds: date, window: Window, *, available: int, wanted: int, null_event_ids: int,
-           null_timestamps: int) -> WindowSummary:
+    def of(cls, ds: date, window: WindowFiles, *, available: int, wanted: int, null_event_ids: int) -> WindowSummary:
         """A short window is taken whole (step 1); an empty one has no step."""
         step = None if not available else max(1.0, round(available / wanted, 6))
-        return cls(ds, window.index, window.start, window.end, available, min(available, wanted), step,
-                   null_event_ids, null_timestamps)
+        w = window.window
+        return cls(ds, w.index, w.start, w.end, available, min(available, wanted), step,
+                   null_event_ids, window.null_timestamps, window.hours_missing)
 
 
 @dataclass(frozen=True)
@@ -93,38 +88,41 @@ class WindowChoice:
     window: Window
     rows: pl.LazyFrame | None  # the window's rows of the chosen events, with FILE; None: no files
     summary: WindowSummary
-    files: list[str]  # the window's hour files, in FILE order
-    fs: pafs.FileSystem
+    files: LogFiles  # the window's hour files, in FILE order
 
 
 FILE = "__feco_file"  # a row's file, by its index in WindowChoice.files; never written
 RESERVED_COLUMNS = ("window", FILE)  # columns feco adds: the logs must not have them
 
 
-def choose_events(ds: date, config: Config) -> list[WindowChoice]:
+def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -> list[WindowChoice]:
     """Choose each window's events from its (event id, timestamp) columns alone.
 
     Memory grows with the events in a window (two columns of them), not with their rows; the
     rows are read afterwards, only those of the chosen events (``sample_day``, ``write_sample``).
     """
-    fs, schema, windows = window_files(ds, config)
-    choices = [_choose(w.window, w.files, fs, schema, ds=ds, config=config, null_timestamps=w.null_timestamps)
-               for w in windows]
-    if not any(c.summary.events_sampled for c in choices):
-        raise DataError(f"no search events in any sampling window of {ds}")
+    schema, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
+    choices = [_choose(w, schema, ds=ds, config=config) for w in windows]
+    check_some_events(ds, [c.summary for c in choices])
     return choices
 
 
-def sample_day(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame]:
+def check_some_events(ds: date, summaries: list[WindowSummary]) -> None:
+    if not any(s.events_sampled for s in summaries):
+        raise DataError(f"no search events in any sampling window of {ds}")
+
+
+def sample_day(ds: date, config: Config, *, allow_incomplete: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Sample the configured windows of one day, in memory.
 
     Returns the sampled rows (every log column plus ``window``) and one row per window for
     the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
-    events_sampled, step, rows_null_event_id, rows_null_timestamp). The same logs, config and
-    seed give the same sample. The pipeline streams the rows to files instead (``write_sample``).
+    events_sampled, step, rows_null_event_id, rows_null_timestamp, hours_missing). The same
+    logs, config and seed give the same sample. The pipeline streams the rows to files instead
+    (``write_sample``).
     """
-    choices = choose_events(ds, config)
-    samples = [_sampled_rows(c, event_id=config.logs.event_id).with_columns(window=pl.lit(c.window.index, pl.Int16))
+    choices = choose_events(ds, config, allow_incomplete=allow_incomplete)
+    samples = [_sampled_rows(c).with_columns(window=pl.lit(c.window.index, pl.Int16))
                for c in choices if c.summary.events_sampled]
     return pl.concat(samples, how="vertical_relaxed"), window_summary(choices)
 
@@ -147,72 +145,109 @@ _WINDOW_SCHEMA = {
     "step": pl.Float64,
     "rows_null_event_id": pl.Int64,
     "rows_null_timestamp": pl.Int64,
+    "hours_missing": pl.List(pl.Int16),
 }
 _HOUR_FOLDER = re.compile(r"hour=(\d{1,2})")
 
 
-def hour_files(ds: date, logs: Location) -> tuple[pafs.FileSystem, dict[int, list[str]]]:
-    """The day's Parquet files by hour. Files and folders named ``.*`` or ``_*`` are left
-    out, as Spark and Hive do; any other file must sit in a folder ``hour=0`` … ``hour=23``."""
+class LogFiles(NamedTuple):
+    """Log files: where each is, for reading it, and how to name it in a message."""
+
+    fs: pafs.FileSystem
+    paths: list[str]  # paths of fs
+    names: list[str]  # each as the configured logs location names it (with its scheme)
+
+    def subset(self, paths: list[str]) -> LogFiles:
+        name = dict(zip(self.paths, self.names))
+        return LogFiles(self.fs, paths, [name[p] for p in paths])
+
+
+def hour_files(ds: date, logs: Location) -> tuple[LogFiles, dict[int, list[str]]]:
+    """The day's Parquet files, and their paths by hour. Files and folders named ``.*`` or
+    ``_*`` are left out, as Spark and Hive do; any other file must sit in a folder ``hour=0``
+    … ``hour=23``."""
     day = partition_dir(logs, ds)
     if not storage.is_dir(day):
         raise DataError(f"no log partition for {ds}: {day} does not exist")
     fs, day_path = storage.filesystem_for(day)
-    files: dict[int, list[str]] = {}
-    for path in storage.files_under(day):
+    paths = storage.files_under(day)
+    by_hour: dict[int, list[str]] = {}
+    for path in paths:
         folder, _, name = path.removeprefix(day_path.rstrip("/") + "/").rpartition("/")
         hour = _HOUR_FOLDER.fullmatch(folder)
         if not hour or int(hour.group(1)) > 23:
             raise DataError(f"log file {name!r} is in folder {folder!r} of {day}, not in an hour folder "
                             "hour=00 … hour=23 (rename the folder, or move the file)")
-        files.setdefault(int(hour.group(1)), []).append(path)
-    if not files:
+        by_hour.setdefault(int(hour.group(1)), []).append(path)
+    if not by_hour:
         raise DataError(f"empty log partition for {ds}: no hour=HH/*.parquet files under {day}")
-    return fs, files
+    return LogFiles(fs, paths, [str(storage.location_of(day, day_path, p)) for p in paths]), by_hour
 
 
 class WindowFiles(NamedTuple):
     window: Window
-    files: list[str]  # the hour files it reads
+    files: LogFiles  # the hour files it reads
     null_timestamps: int  # their rows without a timestamp; a file two windows read counts in the first
+    hours_missing: list[int]  # hours it reads that have no files
 
 
-def window_files(ds: date, config: Config) -> tuple[pafs.FileSystem, pl.Schema, list[WindowFiles]]:
-    """The filesystem, the logs' columns and each window's hour files, once the files have
-    been checked from their footers: the same columns (in any order) of the same types, the
-    timestamp and the event id among them."""
-    fs, by_hour = hour_files(ds, config.paths.logs)
+def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) -> tuple[pl.Schema, list[WindowFiles]]:
+    """The logs' columns and each window's hour files, once the files have been checked:
+    every hour a window reads has files (unless ``allow_incomplete``), and their footers show
+    the same columns (in any order) of the same types, the timestamp and the event id among
+    them. These are the input checks of both engines, with ``check_one_file_per_event``."""
+    day_files, by_hour = hour_files(ds, config.paths.logs)
     windows = day_windows(ds, config)
-    read = [[f for h in w.hours() for f in by_hour.get(h, [])] for w in windows]
-    footers = _read_footers(list(dict.fromkeys(f for files in read for f in files)), fs)
+    missing = [[h for h in w.hours() if h not in by_hour] for w in windows]
+    if any(missing) and not allow_incomplete:
+        raise DataError(_missing_hours_message(ds, config, windows, missing))
+    read = [day_files.subset([f for h in w.hours() for f in by_hour.get(h, [])]) for w in windows]
+    footers = _read_footers(day_files.subset(list(dict.fromkeys(f for files in read for f in files.paths))))
     schema = _check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
-    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, fs), set(), []
-    for window, files in zip(windows, read):
-        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files if f not in counted)))
-        counted.update(files)
-    return fs, schema, checked
+    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, day_files.fs), set(), []
+    for window, files, hours in zip(windows, read, missing):
+        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files.paths if f not in counted), hours))
+        counted.update(files.paths)
+    return schema, checked
 
 
-def _read_footers(files: list[str], fs: pafs.FileSystem) -> dict[str, pq.FileMetaData]:
+def _missing_hours_message(ds: date, config: Config, windows: list[Window], missing: list[list[int]]) -> str:
+    hours = sorted({h for hs in missing for h in hs})
+    affected = ", ".join(f"{w.index} ({w.start:%H:%M}-{w.end:%H:%M})" for w, hs in zip(windows, missing) if hs)
+    folders = ", ".join(f"hour={h:02d}" for h in hours)
+    return (f"the logs of {ds} have no files for {folders} under {partition_dir(config.paths.logs, ds)}, "
+            f"which sampling windows {affected} read: complete the logs, or run with --allow-incomplete "
+            "to record those windows as missing")
+
+
+class Footers(NamedTuple):
+    files: LogFiles
+    metadata: dict[str, pq.FileMetaData]  # by path
+
+    def name(self, path: str) -> str:
+        return self.files.names[self.files.paths.index(path)]
+
+
+def _read_footers(files: LogFiles) -> Footers:
     """Each file's Parquet footer (its schema, row groups and statistics), naming a file that
     cannot be read."""
     footers = {}
-    for path in files:
+    for path, name in zip(files.paths, files.names):
         try:
-            footers[path] = pq.read_metadata(fs.open_input_file(path))
+            footers[path] = pq.read_metadata(files.fs.open_input_file(path))
         except (OSError, pa.ArrowException) as error:
-            raise DataError(f"corrupt or unreadable Parquet file {path}: {error}") from None
-    return footers
+            raise DataError(f"corrupt or unreadable Parquet file {name}: {error}") from None
+    return Footers(files, footers)
 
 
-def _check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id: str) -> pl.Schema:
+def _check_log_schema(footers: Footers, *, ts: str, event_id: str) -> pl.Schema:
     """The logs' columns (those of the first file), once every file has the same columns of the
     same types, in any order, with the timestamp and the event id among them."""
-    if not footers:
+    if not footers.metadata:
         return pl.Schema()
     # as polars reads them: Parquet's string and large_string are both String
-    schemas = {path: pl.from_arrow(footer.schema.to_arrow_schema().empty_table()).schema
-               for path, footer in footers.items()}
+    schemas = {footers.name(path): pl.from_arrow(footer.schema.to_arrow_schema().empty_table()).schema
+               for path, footer in footers.metadata.items()}
     (first, columns), *others = schemas.items()
     for path, schema in others:
         for name in [*columns, *schema]:
@@ -234,11 +269,11 @@ def _check_log_schema(footers: dict[str, pq.FileMetaData], *, ts: str, event_id:
     return columns
 
 
-def _null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.FileSystem) -> dict[str, int]:
+def _null_counts(footers: Footers, column: str, fs: pafs.FileSystem) -> dict[str, int]:
     """Rows whose ``column`` is NULL, per file: from the row groups' statistics, or by reading
     the column where a writer left them out."""
     counts = {}
-    for path, footer in footers.items():
+    for path, footer in footers.metadata.items():
         index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(column)
         counts[path] = 0
         for group in range(footer.num_row_groups):
@@ -251,25 +286,39 @@ def _null_counts(footers: dict[str, pq.FileMetaData], column: str, fs: pafs.File
     return counts
 
 
-def _choose(window: Window, files: list[str], fs: pafs.FileSystem, schema: pl.Schema, *, ds: date,
-            config: Config, null_timestamps: int) -> WindowChoice:
+def _choose(window: WindowFiles, schema: pl.Schema, *, ds: date, config: Config) -> WindowChoice:
     ts, event_id = config.logs.timestamp, config.logs.event_id
-    wanted = config.sampling.events_per_window
-    if not files:
-        summary = WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0, null_timestamps=0)
-        return WindowChoice(window, None, summary, files, fs)
-    rows = _window_rows(_scan(files, fs, schema), window, ts=ts, dtype=schema[ts])
-    keys = _collect(rows.select(event_id, ts), files, fs)
+    wanted, files = config.sampling.events_per_window, window.files
+    if not files.paths:
+        summary = WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0)
+        return WindowChoice(window.window, None, summary, files)
+    rows = _window_rows(_scan(files, schema), window.window, ts=ts, dtype=schema[ts])
+    keys = _collect(rows.select(event_id, ts, FILE), files)
     null_ids = keys.get_column(event_id).null_count()
-    events = (keys.drop_nulls(event_id).group_by(event_id).agg(pl.col(ts).min())
-              .sort([ts, event_id]).get_column(event_id))
-    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted, null_event_ids=null_ids,
-                               null_timestamps=null_timestamps)
+    events = (keys.drop_nulls(event_id).group_by(event_id)
+              .agg(pl.col(ts).min(), pl.col(FILE).min().alias("first_file"), pl.col(FILE).max().alias("last_file"))
+              .sort([ts, event_id]))
+    check_one_file_per_event(events.rename({event_id: "event_id"}), window.window, files)
+    events = events.get_column(event_id)
+    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted, null_event_ids=null_ids)
     if events.len() <= wanted:  # a short window is taken whole
-        return WindowChoice(window, rows.filter(pl.col(event_id).is_not_null()), summary, files, fs)
+        return WindowChoice(window.window, rows.filter(pl.col(event_id).is_not_null()), summary, files)
     chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
-                                                window=window.index))
-    return WindowChoice(window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files, fs)
+                                                window=window.window.index))
+    return WindowChoice(window.window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files)
+
+
+def check_one_file_per_event(events: pl.DataFrame, window: Window, files: LogFiles) -> None:
+    """Refuse a window with an event whose rows sit in two of its files (a log file copied, or
+    events logged twice): they would be counted twice. ``events`` has one row per event of
+    the window: ``event_id``, ``first_file`` and ``last_file`` (the smallest and largest index
+    in ``files`` of the files holding its rows). Both engines run this check."""
+    spread = events.filter(pl.col("first_file") != pl.col("last_file"))
+    if spread.height:
+        event, first, last = spread.select("event_id", "first_file", "last_file").row(0)
+        raise DataError(f"{spread.height} events of window {window.index} have rows in two files, e.g. event "
+                        f"{event} in {files.names[first]} and {files.names[last]}: a log file copied or "
+                        "written twice? Remove the duplicate")
 
 
 def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, window: int) -> np.ndarray:
@@ -281,15 +330,15 @@ def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, wi
     return np.minimum(offsets, available - 1)
 
 
-def _scan(files: list[str], fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+def _scan(files: LogFiles, schema: pl.Schema) -> pl.LazyFrame:
     """The files as one lazy frame, columns in ``schema``'s order, each row with its file's
     index (FILE). Polars' own reader on a local disk (it decodes the other columns only for
     rows that pass the filter), pyarrow's on any other filesystem."""
     try:
-        return pl.concat([_scan_file(path, fs, schema).with_columns(pl.lit(index, pl.UInt32).alias(FILE))
-                          for index, path in enumerate(files)])
+        return pl.concat([_scan_file(path, files.fs, schema).with_columns(pl.lit(index, pl.UInt32).alias(FILE))
+                          for index, path in enumerate(files.paths)])
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
-        raise DataError(_describe_read_failure(files, fs, error)) from None
+        raise DataError(describe_read_failure(files, error)) from None
 
 
 def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
@@ -306,12 +355,12 @@ def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFram
     return scan.select(pl.nth([found.index(name) for name in schema.names()]))
 
 
-def _collect(rows: pl.LazyFrame, files: list[str], fs: pafs.FileSystem) -> pl.DataFrame:
+def _collect(rows: pl.LazyFrame, files: LogFiles) -> pl.DataFrame:
     """The rows, with a failure naming the file at fault."""
     try:
         return rows.collect()
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
-        raise DataError(_describe_read_failure(files, fs, error)) from None
+        raise DataError(describe_read_failure(files, error)) from None
 
 
 def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, dtype: pl.Datetime) -> pl.LazyFrame:
@@ -324,103 +373,45 @@ def _window_rows(logs: pl.LazyFrame, window: Window, *, ts: str, dtype: pl.Datet
     return logs.filter((pl.col(ts) >= start) & (pl.col(ts) < end))
 
 
-def _describe_read_failure(files: list[str], fs: pafs.FileSystem, error: Exception) -> str:
+def describe_read_failure(files: LogFiles, error: Exception) -> str:
     """The file that fails when read whole, a batch at a time (only on this failure path)."""
-    for path in files:
+    for path, name in zip(files.paths, files.names):
         try:
-            for _ in pq.ParquetFile(fs.open_input_file(path)).iter_batches():
+            for _ in pq.ParquetFile(files.fs.open_input_file(path)).iter_batches():
                 pass
         except Exception as file_error:  # noqa: BLE001 - any failure here names the culprit
-            return f"corrupt or unreadable Parquet file {path}: {file_error}"
-    return f"cannot read logs ({files[0].rpartition('/')[0]}): {error}"
+            return f"corrupt or unreadable Parquet file {name}: {file_error}"
+    return f"cannot read logs ({files.names[0].rpartition('/')[0]}): {str(error).splitlines()[0]}"
 
 
-def write_sample(ds: date, config: Config) -> pl.DataFrame:
+def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) -> pl.DataFrame:
     """Sample the day and stream its rows to ``samples/ds=…/window=N/part-0.parquet``,
     replacing the day whole; returns the window summary (also written, as ``_windows.parquet``).
 
     One window's sampled rows are held at a time, so memory is set by the sample size,
     however busy the day.
     """
-    choices = choose_events(ds, config)
+    choices = choose_events(ds, config, allow_incomplete=allow_incomplete)
     summary = window_summary(choices)
 
     def write_windows(day: Location) -> None:
         sampled = [c for c in choices if c.summary.events_sampled]
         # Two at a time: one window's rows are read while the one before is written.
         with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}"),
-                                                  event_id=config.logs.event_id), sampled))
+            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}")), sampled))
 
     replace_day(ds, config, write_windows, summary)
     return summary
 
 
-def replace_day(ds: date, config: Config, write_windows, summary: pl.DataFrame) -> None:
-    """Replace the day's sample with what ``write_windows(folder)`` writes, and ``summary``.
-
-    A local day is written to a temporary folder and swapped in by rename, so readers never
-    see a half-written day and a crash leaves the previous sample. Object storage has no
-    rename: ``_windows.parquet``, which marks a day as sampled, is removed first and written
-    last, so a crash leaves no sample rather than a mixed one.
-    """
-    claim_samples(config)
-    final = partition_dir(config.paths.samples, ds)
-    local = not storage.is_uri(final)
-    day = storage.join(config.paths.samples, f"ds={ds.isoformat()}.tmp") if local else final
-    storage.remove(storage.join(final, WINDOWS_FILE))
-    storage.remove(day)
-    write_windows(day)
-    storage.write_parquet(summary, storage.join(day, WINDOWS_FILE))
-    if local:
-        _swap_in(day, final)
+def _write_window(choice: WindowChoice, folder: Location) -> None:
+    storage.write_parquet(_sampled_rows(choice), storage.join(folder, ROWS_FILE))
 
 
-def claim_samples(config: Config) -> None:
-    """Make sure the samples folder holds this warehouse's samples only.
-
-    The first run writes the warehouse's path into ``_feco_warehouse`` there; a config with
-    another warehouse is then refused, since its runs would replace the samples (and the
-    staged counts) the first one publishes. A lock would not do: the steps run apart. Seen
-    from a local samples folder the path is relative, so the two can move or be copied together.
-    """
-    samples, warehouse = config.paths.samples, config.paths.warehouse
-    owner_file = storage.join(samples, OWNER_FILE)
-    warehouse = str(warehouse) if storage.is_uri(samples) else os.path.relpath(warehouse, samples)
-    owner = storage.read_text(owner_file)
-    if owner is None:
-        storage.write_text(owner_file, warehouse)
-    elif owner != warehouse:
-        raise UsageError(f"the samples folder {samples} belongs to the warehouse {owner}, not to "
-                         f"this config's {warehouse} ({config.source}): give each config its own samples folder "
-                         f"(or delete {owner_file} if that warehouse is gone)")
-
-
-def _write_window(choice: WindowChoice, folder: Location, *, event_id: str) -> None:
-    storage.write_parquet(_sampled_rows(choice, event_id=event_id), storage.join(folder, ROWS_FILE))
-
-
-def _sampled_rows(choice: WindowChoice, *, event_id: str) -> pl.DataFrame:
+def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
     """The window's sampled rows, in the logs' order: only they are held, the rest of the
-    window is filtered out as it is read. An event whose rows come from two files (a log
-    file copied, or written twice) is an error: its rows would be counted twice."""
-    rows = _collect(choice.rows, choice.files, choice.fs)
-    spread = rows.group_by(event_id).agg(pl.col(FILE).unique().sort()).filter(pl.col(FILE).list.len() > 1)
-    if spread.height:
-        first, second = (choice.files[i] for i in spread.get_column(FILE)[0][:2])
-        raise DataError(f"{spread.height} sampled events of window {choice.window.index} have rows in two "
-                        f"files, e.g. event {spread.get_column(event_id)[0]} in {first} and {second}: "
-                        "a log file copied or written twice? Remove the duplicate")
-    return rows.drop(FILE)
-
-
-def _swap_in(staging: Path, final: Path) -> None:
-    retired = final.with_name(final.name + ".old")
-    shutil.rmtree(retired, ignore_errors=True)
-    if final.exists():
-        final.rename(retired)
-    staging.rename(final)
-    shutil.rmtree(retired, ignore_errors=True)
+    window is filtered out as it is read."""
+    return _collect(choice.rows, choice.files).drop(FILE)
 
 
 def sampled_query_events(days: list[date], root: Location, *, event_id: str, query: str) -> pl.DataFrame:
@@ -460,6 +451,7 @@ class SampleFiles:
     fs: pafs.FileSystem
     files: list[str]  # in window order
     windows: list[int]  # each file's window
+    names: list[str]  # each file as the configured samples location names it
 
     @property
     def is_local(self) -> bool:
@@ -510,18 +502,19 @@ class SampleFiles:
         try:
             return pq.ParquetFile(self.fs.open_input_file(file))
         except (OSError, pa.ArrowException) as error:
-            raise DataError(f"corrupt or unreadable sample file {file}: {error}") from None
+            raise DataError(f"corrupt or unreadable sample file {self.names[self.files.index(file)]}: {error}") from None
 
 
 def sample_files(ds: date, root: Location) -> SampleFiles:
     """The day's sample files, with the window of each."""
     if not is_sampled(ds, root):
         raise DataError(f"no sample for {ds} under {root} (run the sample step first)")
-    fs, _ = storage.filesystem_for(root)
-    found = [(int(f.rpartition("/window=")[2].partition("/")[0]), f)
-             for f in storage.files_under(partition_dir(root, ds)) if "/window=" in f]
-    found.sort()
-    return SampleFiles(fs, [f for _, f in found], [w for w, _ in found])
+    day = partition_dir(root, ds)
+    fs, day_path = storage.filesystem_for(day)
+    found = sorted((int(f.rpartition("/window=")[2].partition("/")[0]), f)
+                   for f in storage.files_under(day) if "/window=" in f)
+    return SampleFiles(fs, [f for _, f in found], [w for w, _ in found],
+                       [str(storage.location_of(day, day_path, f)) for _, f in found])
 
 
 def read_sample(ds: date, root: Location) -> tuple[pl.DataFrame, pl.DataFrame]:

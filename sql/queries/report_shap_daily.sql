@@ -1,5 +1,5 @@
--- report_shap_daily: each feature's SHAP share in the model that scored each day, for the
--- report's importance-over-time chart (a retrain shows as a step).
+-- report_shap_daily: each feature's SHAP share in the model that scored each day (over its
+-- training data), the reference line of the report's attribution chart.
 -- Inputs: ranker_daily, feature_importance. Params: none.
 -- Output: ds, run_id, feature, shap_share.
 SELECT d.ds, d.run_id, i.feature, i.shap_share

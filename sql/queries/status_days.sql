@@ -1,17 +1,21 @@
 -- status_days: what the warehouse holds, for `feco status`.
 -- Inputs: runs, sample_windows, feature_status. Output: one row: days, first_ds, last_ds,
 -- last_published_at, events_sampled (all days), features_missing (feature-days missing from
--- the logs), short_windows (windows that had fewer events than wanted), rows_null_event_id and
--- rows_null_timestamp (log rows left out of every sample for a NULL event id or timestamp, all
--- days), null_days (the days that had any).
+-- the logs), short_windows (windows that had fewer events than wanted, their logs complete),
+-- missing_windows (windows reading an hour that had no logs, sampled with --allow-incomplete)
+-- and missing_days (the days that had any), rows_null_event_id and rows_null_timestamp (log
+-- rows left out of every sample for a NULL event id or timestamp, all days), null_days (the
+-- days that had any).
 SELECT count(*) AS days,
        min(ds) AS first_ds,
        max(ds) AS last_ds,
        max(published_at) AS last_published_at,
        coalesce(sum(events_sampled), 0) AS events_sampled,
        (SELECT count(*) FROM feature_status WHERE status <> 'ok') AS features_missing,
-       (SELECT count(*) FROM sample_windows WHERE events_sampled < $events_per_window)
-           AS short_windows,
+       (SELECT count(*) FROM sample_windows
+        WHERE events_sampled < $events_per_window AND coalesce(len(hours_missing), 0) = 0) AS short_windows,
+       (SELECT count(*) FROM sample_windows WHERE len(hours_missing) > 0) AS missing_windows,
+       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows WHERE len(hours_missing) > 0) AS missing_days,
        (SELECT coalesce(sum(rows_null_event_id), 0) FROM sample_windows) AS rows_null_event_id,
        (SELECT coalesce(sum(rows_null_timestamp), 0) FROM sample_windows) AS rows_null_timestamp,
        (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows

@@ -1,15 +1,17 @@
 -- sample_windows: one row per sampling window of a day.
 -- Inputs: written by the publish step from the sample step's window summary.
--- Columns: ds, window (0-based), window_start/window_end (UTC), events_available in the
--- window, events_sampled (fewer than wanted when the window was short: the shortfall), step
--- (k of the systematic sample; 1 when the window was taken whole, NULL when it was empty),
--- rows_null_event_id (the window's rows without an event id: in no event, so never sampled),
--- rows_null_timestamp (rows without a timestamp in the hour files the window reads, so in no
--- window; a file two windows read is counted in the first). Both NULL for days sampled before
--- they were counted.
+-- Columns: ds, window_index (0-based; `window` before schema version 10: WINDOW is an SQL
+-- keyword), window_start/window_end (UTC), events_available in the window, events_sampled
+-- (fewer than wanted when the window was short: the shortfall), step (k of the systematic
+-- sample; 1 when the window was taken whole, NULL when it was empty), rows_null_event_id (the
+-- window's rows without an event id: in no event, so never sampled), rows_null_timestamp (rows
+-- without a timestamp in the hour files the window reads, so in no window; a file two windows
+-- read is counted in the first), hours_missing (hours the window reads that had no log files,
+-- a day sampled with --allow-incomplete; empty when none). The last three are NULL for days
+-- sampled before they were recorded.
 CREATE TABLE IF NOT EXISTS sample_windows (
     ds DATE NOT NULL,
-    "window" SMALLINT NOT NULL,
+    window_index SMALLINT NOT NULL,
     window_start TIMESTAMPTZ NOT NULL,
     window_end TIMESTAMPTZ NOT NULL,
     events_available BIGINT NOT NULL,
@@ -17,5 +19,6 @@ CREATE TABLE IF NOT EXISTS sample_windows (
     step DOUBLE,
     rows_null_event_id BIGINT,
     rows_null_timestamp BIGINT,
-    PRIMARY KEY (ds, "window")
+    hours_missing SMALLINT[],
+    PRIMARY KEY (ds, window_index)
 );

@@ -2,7 +2,10 @@
 -- day replaces its rows, computed from that day's alerts and the previous day's rows).
 -- An incident is one feature (NULL: the day's whole volume) in one root segment (the headline
 -- segment of the day it opened) over a span of days; every rule's alerts of that feature
--- attach to it while it is not resolved (alert_ids: those of ds).
+-- whose segment it holds attach to it while it is not resolved (alert_ids: those of ds).
+-- A source outage (features of one upstream source failing on one day in one segment,
+-- [logs.sources]) is one incident: source names it, features lists them, feature is the one
+-- that failed worst. features is [feature] for any other incident, [] for the volume's.
 -- status: 'open' (first day), 'ongoing', 'resolved' (coverage back within its normal band,
 -- above normal_floor with no alert but a lagging decay, for normal_days = the configured days).
 -- severity / severity_rank: the highest so far (4 critical, 3 high, 2 medium, 1 low, 0 info);
@@ -34,5 +37,7 @@ CREATE TABLE IF NOT EXISTS incidents (
     event VARCHAR,
     message_id VARCHAR,
     detail VARCHAR,
+    source VARCHAR,
+    features VARCHAR[],
     PRIMARY KEY (ds, incident_id)
 );

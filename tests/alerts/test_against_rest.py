@@ -13,13 +13,14 @@ START = date(2026, 3, 2)
 USUAL = 0.40
 
 
-def drop_alerts(tmp_path, last_day: dict[str, float], *, k_rest: float = 4.0) -> pl.DataFrame:
+def drop_alerts(tmp_path, last_day: dict[str, float], *, against_rest: bool = True) -> pl.DataFrame:
     """Drop alerts on day 29 of regions A and B, which swing together by ±10% a day (too wide
-    for a 20% drop to clear 3.25 day-sd), their coverages that day being ``last_day``."""
+    for a 20% drop to clear the budget's critical value of their own days' sd), their
+    coverages that day being ``last_day``."""
     days = [START + timedelta(days=i) for i in range(29)]
     swing = {ds: USUAL * (1 + 0.1 * (i % 3 - 1)) for i, ds in enumerate(days)}
     config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={}, segments={"dimensions": ["region"]},
-                         alerts={"min_rows": 100, "weekly": False, "drop": {"k_rest": k_rest}})
+                         alerts={"min_rows": 100, "weekly": False, "drop": {"against_rest": against_rest}})
     with open_for_write(config.paths.warehouse) as conn:
         regions = {name: swing | {days[-1]: last_day[name]} for name in ("A", "B")}
         for name, coverages in regions.items():
@@ -39,7 +40,7 @@ def test_a_drop_in_one_segment_shows_against_the_rest_of_traffic(tmp_path):
 
 def test_a_swing_of_all_traffic_or_the_test_off_raises_nothing(tmp_path):
     assert drop_alerts(tmp_path / "swing", {"A": 0.34, "B": 0.34}).is_empty()
-    assert drop_alerts(tmp_path / "off", {"A": 0.32, "B": USUAL}, k_rest=0.0).is_empty()
+    assert drop_alerts(tmp_path / "off", {"A": 0.32, "B": USUAL}, against_rest=False).is_empty()
 
 
 

@@ -23,15 +23,18 @@ def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="cr
             "detail": f"{feature} in {segment[0]}={segment[1]}: {rule} -{drop:.0%}"}
 
 
-def coverage(**segments):
-    """Every segment at 0.6 coverage unless given: coverage(electronics=0.1)."""
-    rows = [("f", "all", "all", TOTAL_ROWS, segments.get("all", 0.6)),
-            ("f", "product_group", "electronics", 1_000, segments.get("electronics", 0.6)),
-            ("f", "query_band", "head", 5_000, segments.get("head", 0.6))]
+SEGMENTS = {"all": ("all", 10_000), "electronics": ("product_group", 1_000), "head": ("query_band", 5_000),
+            "tail": ("query_band", 2_000), "DE": ("region", 2_000)}
+
+
+def coverage(features=("f",), **segments):
+    """Every segment of every feature at 0.6 coverage unless given: coverage(electronics=0.1)."""
+    rows = [(feature, dim, value, rows, segments.get(value, 0.6))
+            for feature in features for value, (dim, rows) in SEGMENTS.items()]
     return pl.DataFrame(rows, schema=["feature", "segment_dim", "segment_value", "n_rows", "coverage"], orient="row")
 
 
-def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.DataFrame:
+def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS, sources=None) -> pl.DataFrame:
     """Track incidents over consecutive days; every day's rows."""
     carried, rows = pl.DataFrame(schema=SCHEMA), []
     for offset, (alerts, day_coverage) in enumerate(days):
@@ -39,7 +42,7 @@ def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS) -> pl.
                                                        "threshold": pl.Float64}) if alerts else \
             pl.DataFrame(schema={"alert_id": pl.String, "feature": pl.String, "rule": pl.String})
         today = track_incidents(frame, carried, day_coverage, ds=DAY + timedelta(days=offset), settings=settings,
-                                history_days=20 + offset)
+                                history_days=20 + offset, sources=sources)
         rows.append(today)
         so_far = pl.concat(rows)  # what incidents_carried.sql reads, with a lag of 7 days
         carried = pl.concat([today.filter(pl.col("status") != "resolved"), so_far.filter(
@@ -147,14 +150,18 @@ def test_a_decay_in_the_week_after_an_incident_resolved_is_lagging():
     assert days["event"].to_list() == ["opened", None, "resolved"]  # electronics at 0.6 < 0.62: no new incident
 
 
-def test_a_milder_alert_elsewhere_joins_the_open_incident_and_a_wider_one_widens_it():
+def test_an_alert_elsewhere_opens_its_own_incident_and_a_wider_one_takes_both_in():
+    # an unrelated alert of the same feature held a recovered incident open for days: it is
+    # another failure, with its own incident; an outage of all traffic then widens the first
+    # and the second, now inside it, resolves into it
     days = track([
         ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
         ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
         ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
-    ])
-    assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
-    assert days.select("segment_dim", "segment_value").rows() == [("region", "FR"), ("region", "FR"), ("all", "all")]
+    ]).sort("ds", "opened_ds")
+    assert days.select("segment_value", "event").rows() == [
+        ("FR", "opened"), ("FR", None), ("UK", "opened"), ("all", None), ("UK", "resolved")]
+    assert days["detail"][-1] == "f in region=UK: merged into f in all traffic"
 
 
 def test_nothing_pages_before_the_weekly_pattern_can_be_learned():
@@ -186,7 +193,8 @@ def test_what_falls_in_an_incident_widened_over_another_attaches_to_the_wider_on
     days = track([([cell], coverage(electronics=0.45)), ([region, cell], coverage(electronics=0.45)),
                   ([alert(severity="critical", drop=0.9), cell], coverage(all=0.1, electronics=0.45))])
     third = days.filter(pl.col("ds") == DAY + timedelta(days=2)).sort("segment_dim")
-    assert third.select("segment_dim", "event").rows() == [("all", None), ("product_group", None)]  # paged critical
+    # paged critical already; electronics' incident, now inside it, resolves into it
+    assert third.select("segment_dim", "event").rows() == [("all", None), ("product_group", "resolved")]
     assert third["alert_ids"].list.len().to_list() == [2, 0]  # electronics' alert goes to the wider incident
 
 
@@ -196,3 +204,47 @@ def test_a_small_cell_firing_again_beside_an_outage_elsewhere_does_not_carry_it_
     days = track([([cell], coverage()), ([region, cell], coverage())])
     assert days.filter(pl.col("event") == "opened").select("segment_dim", "segment_value").rows() == [("region", "DE")]
     assert days["incident_id"].n_unique() == 2
+
+
+def test_a_step_resolves_two_days_after_recovery_whatever_else_fires_on_its_feature():
+    # The issue's case: region DE lost the feature for two days and came back; a decay of the
+    # same feature in tail queries (a place DE does not hold) fired from then on. It held the
+    # DE incident open for a week; it is another failure, with its own incident.
+    de = alert(("region", "DE"), rows=2_000)
+    tail = alert(("query_band", "tail"), rule="decay_vs_reference", severity="medium", drop=0.15, rows=2_000,
+                 threshold=0.55)
+    days = track([([de], coverage(DE=0.1)), ([de], coverage(DE=0.1)),
+                  ([tail], coverage(tail=0.5)), ([tail], coverage(tail=0.5)), ([tail], coverage(tail=0.5))])
+    de_rows = days.filter(pl.col("segment_value") == "DE")
+    assert de_rows["status"].to_list() == ["open", "ongoing", "ongoing", "resolved"]
+    assert de_rows["event"].to_list() == ["opened", None, None, "resolved"]
+    tail_rows = days.filter(pl.col("segment_value") == "tail")
+    assert tail_rows["event"].to_list() == ["opened", None, None] and tail_rows["incident_id"].n_unique() == 1
+
+
+ENGAGEMENT = {"engagement": ["eng_a", "eng_b", "eng_c", "eng_d"]}
+FEATURES = ("eng_a", "eng_b", "eng_c", "eng_d", "text")
+
+
+def test_features_of_one_source_failing_together_are_one_incident_and_one_page():
+    de = ("region", "DE")
+    first = [alert(de, feature="eng_a", drop=0.9, rows=2_000), alert(de, feature="eng_b", drop=0.8, rows=2_000),
+             alert(de, feature="eng_c", severity="high", drop=0.4, rows=2_000),
+             alert(de, feature="text", drop=0.7, rows=2_000)]  # in no source: its own incident
+    later = [alert(de, feature=f, rows=2_000) for f in ("eng_a", "eng_b", "eng_c", "eng_d")]
+    days = track([(first, coverage(FEATURES, DE=0.1)), (later, coverage(FEATURES, DE=0.1))], sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened").sort("source", nulls_last=True)
+    assert opened.select("source", "feature", "features").rows() == [
+        ("engagement", "eng_a", ["eng_a", "eng_b", "eng_c"]), (None, "text", ["text"])]
+    source = opened.row(0, named=True)
+    assert source["detail"].startswith("engagement: 3 of 4 features in region=DE (eng_a, eng_b, eng_c); ")
+    assert len(source["alert_ids"]) == 3
+    second = days.filter((pl.col("ds") == DAY + timedelta(days=1)) & (pl.col("source") == "engagement"))
+    assert second["features"].to_list() == [["eng_a", "eng_b", "eng_c", "eng_d"]]  # eng_d joined it
+    assert second["event"].to_list() == [None] and days["incident_id"].n_unique() == 2
+
+
+def test_one_feature_of_a_source_failing_alone_is_its_own_incident():
+    days = track([([alert(("region", "DE"), feature="eng_a", rows=2_000)], coverage(FEATURES, DE=0.1))],
+                 sources=ENGAGEMENT)
+    assert days.select("source", "features").rows() == [(None, ["eng_a"])]

@@ -175,10 +175,30 @@ def test_many_pending_messages_go_as_one_digest(config, webhook, capsys):
     assert capsys.readouterr().out.count("feco digest") == 1
 
 
+def test_a_backfill_with_notify_sends_one_digest_not_a_message_a_day(config, webhook, capsys):
+    # the incident opens on day 10 and resolves on day 13: a day-by-day delivery sent each
+    # day's message on its own; the backfill sends them as one digest at its end
+    config_file = config.paths.warehouse.parent / "backfill.toml"
+    config_file.write_text(
+        "[paths]\nlogs='logs'\nsamples='samples'\nwarehouse='feco.duckdb'\n"
+        "[logs]\nfeatures=['f_dense','f_sparse','f_signed']\n[sampling]\nevents_per_window=150\nseed=1\n"
+        "[coverage.rules]\nf_signed='!= 0'\n[segments]\ncrosses=[['region','query_band']]\n"
+        "[alerts]\nmin_rows=300\n[alerts.incidents]\npage_after_days=7\n"
+        "[alerts.notify]\nwebhook_url_env='FECO_TEST_WEBHOOK'\ndigest_after=1\n")
+    assert main(["backfill", "--start", str(DAYS[9]), "--end", str(DAYS[-1]), "--notify",
+                 "--config", str(config_file)]) == 0
+    (digest,) = Webhook.received
+    assert digest["text"].startswith(f"feco digest: 2 incident messages from {INCIDENT} to {RESOLVED}")
+    assert capsys.readouterr().out.count("feco digest") == 1
+
+
 def test_a_failed_webhook_is_recorded_and_retried_without_leaking_the_url(config, webhook, capsys):
     Webhook.answer = 500
     result = tasks.notify(DAYS[-1], config)
     assert result["webhook"] == {"delivered": 0, "failed": 2}
+    warning = capsys.readouterr().err.splitlines()
+    assert warning == ["feco: warning: 2 incident message(s) not delivered on webhook (webhook answered HTTP 500); "
+                       "the next run tries again"]
     assert result["log"] == {"delivered": 2, "failed": 0}
     failed = deliveries(config).filter(channel="webhook")
     assert set(failed["status"]) == {"failed"} and set(failed["last_error"]) == {"webhook answered HTTP 500"}

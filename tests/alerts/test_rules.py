@@ -2,7 +2,9 @@
 
 import polars as pl
 import pytest
+from scipy import stats
 
+from feco.alerts.budget import critical_value, series_alpha
 from feco.alerts.rollup import roll_up
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
@@ -13,17 +15,29 @@ from feco.alerts.severity import severity
 from feco.config import Alerts
 
 
+# A day's false-alarm rate whose critical value is 3 (the normal's, on many degrees of freedom).
+ALPHA_3SD = float(stats.norm.sf(3))
+MANY = 1e6
+
+
 def inputs(**columns) -> pl.DataFrame:
     defaults = {"feature": "f", "segment_dim": "all", "segment_value": "all", "n_rows": 1000,
                 "observed": 0.5, "missing_share": 0.0, "windows": 8, "std_error": 0.01,
-                "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0,
+                "window_coverages": [[0.5] * 8], "baseline": 0.5, "baseline_sd": 0.0, "day_df": MANY,
                 "baseline_days": 7, "baseline_missing": 0.0, "coverage_ma7": 0.5, "days_in_window": 7,
-                "reference": 0.5, "reference_sd": 0.0, "reference_days": 7,
-                "rest_baseline": None, "rest_baseline_sd": None}
+                "reference": 0.5, "reference_days": 7, "noise_sd": 0.0, "noise_df": MANY,
+                "wander_weeks": 4, "week_var": 0.0, "rest_reference": None, "ratio_ma7": None, "rest_ratio": None,
+                "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
+                "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD,
+                "missing_sd": None, "missing_df": None, "source": None,
+                "history_overlap": None, "reference_overlap": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
-    return pl.DataFrame(data, strict=False).with_columns(pl.col("rest_baseline", "rest_baseline_sd").cast(pl.Float64))
+    floats = ["rest_baseline", "rest_baseline_sd", "rest_reference", "ratio_ma7", "rest_ratio", "ratio_noise_sd",
+              "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df",
+              "history_overlap", "reference_overlap"]
+    return pl.DataFrame(data, strict=False).with_columns(pl.col(floats).cast(pl.Float64))
 
 
 @pytest.mark.parametrize(
@@ -60,20 +74,20 @@ def test_drop_rule_persistence_counts_windows_below_the_threshold():
     assert DropRule().detect(frame, settings).height == 0
 
 
-@pytest.mark.parametrize(("observed", "rest_baseline", "k_rest", "fires"), [
-    (0.40, 0.50, 4.0, True),    # 20% down, 10 points under its usual share of the rest
-    (0.40, 0.42, 4.0, False),   # the rest fell as much: a swing common to all traffic
-    (0.46, 0.60, 4.0, False),   # far under the rest, but itself down only 8% (< 10%)
-    (0.40, None, 4.0, False),   # no rest to compare with: its own days, whose noise hides 20%
-    (0.40, 0.50, 0.0, False),   # the test switched off: its own days again
+@pytest.mark.parametrize(("observed", "rest_baseline", "against_rest", "fires"), [
+    (0.40, 0.50, True, True),    # 20% down, 10 points under its usual share of the rest
+    (0.40, 0.42, True, False),   # the rest fell as much: a swing common to all traffic
+    (0.46, 0.60, True, False),   # far under the rest, but itself down only 8% (< 10%)
+    (0.40, None, True, False),   # no rest to compare with: its own days, whose noise hides 20%
+    (0.40, 0.50, False, False),  # the test switched off: its own days again
 ])
-def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_baseline, k_rest, fires):
-    # The segment's own day-to-day sd (0.04) hides a 20% drop under k_days=3.25; its ratio to
-    # the rest of traffic is steady (sd 0.01 in coverage units), so against that it shows.
+def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_baseline, against_rest, fires):
+    # The segment's own day-to-day sd (0.04) hides a 20% drop under 3 sd; its ratio to the
+    # rest of traffic is steady (sd 0.01 in coverage units), so against that it shows.
     frame = inputs(segment_dim="region", segment_value="DE", observed=observed, baseline=0.5, baseline_sd=0.04,
                    window_coverages=[[observed] * 8], rest_baseline=rest_baseline,
                    rest_baseline_sd=None if rest_baseline is None else 0.01)
-    settings = Alerts.model_validate({"drop": {"k_days": 3.25, "k_rest": k_rest, "min_windows": 5}})
+    settings = Alerts.model_validate({"drop": {"against_rest": against_rest, "min_windows": 5}})
     fired = DropRule().detect(frame, settings)
     assert fired.height == int(fires)
     if fires:
@@ -90,10 +104,20 @@ def test_a_swing_of_all_traffic_is_judged_once_in_all_traffic_not_in_every_segme
     frame = inputs(segment_dim=["all", "region"], segment_value=["all", "DE"], observed=0.40, baseline=0.5,
                    baseline_sd=0.01, window_coverages=[[0.40] * 8] * 2, rest_baseline=[None, 0.41],
                    rest_baseline_sd=[None, 0.01])
-    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"k_rest": 4.0}}))
+    fired = DropRule().detect(frame, Alerts())
     assert fired["segment_dim"].to_list() == ["all"]
-    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"k_rest": 0.0}}))
+    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"against_rest": False}}))
     assert fired["segment_dim"].to_list() == ["all", "region"]
+
+
+def test_a_segment_of_other_product_ages_than_its_history_is_not_judged_by_it():
+    # a monthly batch of new products replaces the last: 0d products today, 14-29d before
+    fell = dict(observed=0.3, coverage_ma7=0.3, segment_dim="product_age", segment_value="new")
+    same, replaced = (inputs(**fell, history_overlap=o, reference_overlap=o) for o in (0.9, 0.1))
+    assert DropRule().detect(same, Alerts()).height == 1
+    assert DecayRule().detect(same, Alerts()).height == 1
+    assert DropRule().detect(replaced, Alerts()).height == 0
+    assert DecayRule().detect(replaced, Alerts()).height == 0
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():
@@ -103,6 +127,62 @@ def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():
     assert fired["feature"].to_list() == ["slow"]
     assert fired.row(0, named=True)["observed"] == pytest.approx(0.40)
     assert fired.row(0, named=True)["baseline"] == pytest.approx(0.5)
+
+
+def test_a_decay_needs_the_budgets_critical_value_of_the_days_noise():
+    # a 7-day average 10 points under a 14-day reference: the difference's sd is
+    # 0.07 * sqrt(1/7 + 1/14) = 0.0324 with day noise 0.07, so 10 points are 3.09 of it (fires
+    # at 3), and 2.9 with noise 0.075
+    frame = inputs(feature=["calm", "noisy"], coverage_ma7=0.40, reference=0.5, reference_days=14,
+                   noise_sd=[0.07, 0.075])
+    assert DecayRule().detect(frame, Alerts())["feature"].to_list() == ["calm"]
+    fewer_days = inputs(coverage_ma7=0.40, reference=0.5, reference_days=14, noise_sd=0.07, noise_df=12.0)
+    assert DecayRule().detect(fewer_days, Alerts()).is_empty()  # t on 12 df, not the normal
+
+
+def test_a_segment_whose_weekly_level_wanders_does_not_decay_on_its_wander():
+    # In a segment whose membership churns, every feature's weekly level moves (its weekly
+    # variance far above the days' noise / 7): a 20% fall there is what weeks do. In a calm
+    # segment one feature falling 20% is a decay, and its own weekly variance (the decline
+    # is in it) does not hide it: the wander is the segment's median.
+    churning = inputs(feature=["a", "b", "c"], segment_dim="product_age", segment_value="new",
+                      coverage_ma7=[0.40, 0.5, 0.5], reference=0.5, reference_days=14, noise_sd=0.02,
+                      week_var=[0.004, 0.003, 0.003])
+    calm = churning.with_columns(pl.lit("established").alias("segment_value"),
+                                 pl.Series("week_var", [0.004, 0.00006, 0.00006]))
+    settings = Alerts.model_validate({"drop": {"against_rest": False}})
+    assert DecayRule().detect(churning, settings).is_empty()
+    assert DecayRule().detect(calm, settings)["feature"].to_list() == ["a"]
+
+
+def test_a_segment_decays_against_the_rest_of_traffic():
+    # all traffic lost 20%, and the segment with it (its ratio to the rest steady at 1): only
+    # all traffic decays; a segment whose ratio to the rest fell 20% decays on its own
+    frame = inputs(segment_dim=["all", "region", "region"], segment_value=["all", "DE", "FR"],
+                   coverage_ma7=0.40, reference=0.5, reference_days=14, noise_sd=0.01,
+                   rest_reference=[None, 1.0, 1.0], ratio_ma7=[None, 1.0, 0.8], rest_ratio=[None, 1.0, 0.8],
+                   ratio_noise_sd=[None, 0.01, 0.01], ratio_noise_df=[None, MANY, MANY], ratio_week_var=0.0)
+    fired = DecayRule().detect(frame, Alerts())
+    assert fired["segment_value"].to_list() == ["all", "FR"]
+    fr = fired.row(1, named=True)
+    assert fr["observed"] == pytest.approx(0.40) and fr["baseline"] == pytest.approx(0.5)  # at its usual ratio
+    assert "rest of traffic" in fr["against"]
+
+
+def test_a_decays_tier_follows_the_loss_it_has_reached_not_its_lagging_average():
+    frame = inputs(coverage_ma7=0.35, observed=0.22, reference=0.5, reference_days=14, noise_sd=0.01)
+    fired = DecayRule().detect(frame, Alerts()).row(0, named=True)
+    assert fired["drop_rel"] == pytest.approx(0.3) and fired["severity_drop"] == pytest.approx(0.56)
+
+
+def test_more_series_or_a_spread_learnt_from_fewer_days_widen_the_critical_value():
+    many, few = series_alpha(0.5, 2000), series_alpha(0.5, 20)
+    assert many == pytest.approx(few / 100)
+    df = pl.DataFrame({"df": [MANY, 20.0, 5.0]})
+    wider = df.select(critical_value(many, pl.col("df")))["df"].to_list()
+    narrower = df.select(critical_value(few, pl.col("df")))["df"].to_list()
+    assert narrower[0] < wider[0] < wider[1] < wider[2]  # normal < t on 20 df < t on 5 df
+    assert wider[0] == pytest.approx(stats.norm.isf(many), rel=1e-4)
 
 
 def test_floor_rule_only_for_configured_features():
@@ -119,6 +199,15 @@ def test_missing_values_rule_tracks_null_apart_from_zero():
     fired = MissingValuesRule().detect(frame, Alerts())
     assert fired["feature"].to_list() == ["nulls"]
     assert missing_columns(["gone"]).row(0, named=True)["rule"] == "missing_column"
+
+
+def test_missing_values_that_swing_as_usual_do_not_fire():
+    # a batch of new products without reviews each week: the NULL share of the new-product
+    # segment swings by 8 points (sd 0.04); 10 points up is what it does. A segment never NULL
+    # (sd 0) fires on the 5-point amount alone.
+    frame = inputs(feature=["swinging", "never_null"], missing_share=[0.22, 0.07], baseline_missing=[0.12, 0.0],
+                   missing_sd=[0.04, 0.0], missing_df=[20.0, 20.0])
+    assert MissingValuesRule().detect(frame, Alerts())["feature"].to_list() == ["never_null"]
 
 
 def test_volume_collapse_needs_history_and_a_real_collapse():

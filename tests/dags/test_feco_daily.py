@@ -1,6 +1,7 @@
 """The daily DAG: it parses cleanly and cheaply, keeps the house policies, and runs a day."""
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -68,7 +69,7 @@ def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
     assert writers == set(facts["tasks"]) - {"wait_for_logs"}  # the sensor only lists files
     assert len(facts["timeouts"]) == len(facts["tasks"]) == facts["failure_callbacks"]
     assert facts["outlets"] == {"publish": ["feco_coverage"]}
-    assert facts["params"] == ["config", "ds"]
+    assert facts["params"] == ["allow_incomplete", "config", "ds"]
 
 
 def test_parsing_the_dag_imports_no_heavy_library(airflow_home):
@@ -95,3 +96,20 @@ def test_dag_test_runs_a_day_end_to_end(airflow_home, tmp_path):
     with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
         assert conn.execute("SELECT ds, events_sampled FROM runs").fetchall() == [(DAY, 40)]
         assert conn.execute("SELECT count(DISTINCT feature) FROM feco_daily").fetchone() == (3,)
+
+
+def test_a_rerun_with_allow_incomplete_samples_a_day_missing_an_hour(airflow_home, tmp_path):
+    """Without the param, the day would wait for hour=04 and then be refused; with it, the
+    window that reads hour=04 is recorded as missing and the volume rule says so."""
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=3))
+    shutil.rmtree(tmp_path / "logs" / f"ds={DAY}" / "hour=04")
+    config = write_config_file(tmp_path)
+    out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + f"""
+    run = bag.get_dag("feco_daily").test(run_conf={{"ds": "{DAY}", "allow_incomplete": True}})
+    print(run.state)
+    """, FECO_CONFIG=str(config))
+    assert out == "success"
+    with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
+        assert conn.execute("SELECT window_index FROM sample_windows WHERE len(hours_missing) > 0").fetchall() == [(1,)]
+        assert conn.execute("SELECT detail FROM alerts WHERE rule = 'volume_drop'").fetchone()[0].startswith(
+            "1 window without logs")

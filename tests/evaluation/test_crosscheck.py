@@ -26,10 +26,12 @@ TREC_MEASURES = {"ndcg", "ndcg_cut.1,5,20", "P.1,5,20", "recall.5,20", "success.
                  "recip_rank", "map", "map_cut.5,20", "Rprec"}
 
 
-def _assert_matches_trec_eval(run: pl.DataFrame, qrels: pl.DataFrame) -> None:
+def _assert_matches_trec_eval(run: pl.DataFrame, qrels: pl.DataFrame, preset: str = "trec_eval9") -> None:
+    """pytrec_eval is trec_eval 9's code: the trec_eval9 preset matches it everywhere, the
+    trec_eval (10.0) preset wherever no two scores are equal in single precision only."""
     expected = pytrec_eval.RelevanceEvaluator(as_dicts(qrels, "relevance"), TREC_MEASURES)
     expected = expected.evaluate(as_dicts(run, "score"))
-    result = evaluate(run, qrels, metrics=list(TREC_NAMES), conventions="trec_eval")
+    result = evaluate(run, qrels, metrics=list(TREC_NAMES), conventions=preset)
     assert result.queries.evaluated == len(expected)
     for metric, name in TREC_NAMES.items():
         ours = per_query(result, metric)
@@ -40,10 +42,11 @@ def _assert_matches_trec_eval(run: pl.DataFrame, qrels: pl.DataFrame) -> None:
         assert result.metrics[metric] == pytest.approx(mean, abs=1e-12)
 
 
+@pytest.mark.parametrize("preset", ["trec_eval9", "trec_eval"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_trec_eval_preset_matches_pytrec_eval_with_ties(seed: int) -> None:
-    run, qrels = random_case(seed, min_grade=-1)
-    _assert_matches_trec_eval(run, qrels)
+def test_trec_eval_presets_match_pytrec_eval_with_ties(seed: int, preset: str) -> None:
+    run, qrels = random_case(seed, min_grade=-1)  # scores are small integers: exact in float32
+    _assert_matches_trec_eval(run, qrels, preset)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -55,22 +58,24 @@ def test_trec_eval_preset_matches_pytrec_eval_on_long_lists_with_many_relevant(s
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_trec_eval_preset_reproduces_single_precision_scores(seed: int) -> None:
-    # Scores apart by less than float32 resolution tie in trec_eval (it stores C floats).
+def test_trec_eval9_preset_reproduces_single_precision_scores(seed: int) -> None:
+    # Scores apart by less than float32 resolution tie in trec_eval 9 (it stored C floats).
     run, qrels = random_case(seed)
     noise = np.random.default_rng(seed).random(run.height) * 1e-9
     run = run.with_columns(pl.col("score") + 1.0 + pl.Series(noise))
     _assert_matches_trec_eval(run, qrels)
 
 
-def test_float64_precision_keeps_scores_apart_that_trec_eval_ties() -> None:
-    run = pl.DataFrame({"query": ["q"] * 2, "item": ["a", "b"], "score": [1.0 + 1e-12, 1.0]})
+def test_the_trec_eval_preset_keeps_doubles_as_trec_eval_10_does_and_trec_eval9_rounds() -> None:
+    """The issue's run: scores 1.0000000002 and 1.0000000001. trec_eval 10.0 keeps them apart
+    (recip_rank 1.0); trec_eval 9 and pytrec_eval store C floats, where they tie and docno
+    descending puts "b" first (0.5)."""
+    run = pl.DataFrame({"query": ["q"] * 2, "item": ["a", "b"], "score": [1.0000000002, 1.0000000001]})
     qrels = pl.DataFrame({"query": ["q"], "item": ["a"], "relevance": [1]})
-    single = evaluate(run, qrels, metrics=["mrr"], conventions="trec_eval")
-    double = evaluate(run, qrels, metrics=["mrr"],
-                      conventions=single.conventions.with_options(score_precision="float64"))
-    assert single.metrics["mrr"] == 0.5  # a float32 tie: docno "b" sorts first
-    assert double.metrics["mrr"] == 1.0  # "a" scores higher in double precision
+    assert evaluate(run, qrels, metrics=["mrr"], conventions="trec_eval").metrics["mrr"] == 1.0
+    assert evaluate(run, qrels, metrics=["mrr"], conventions="trec_eval9").metrics["mrr"] == 0.5
+    trec_eval9 = pytrec_eval.RelevanceEvaluator(as_dicts(qrels, "relevance"), {"recip_rank"})
+    assert trec_eval9.evaluate(as_dicts(run, "score"))["q"]["recip_rank"] == 0.5
 
 
 ranx = pytest.importorskip("ranx")

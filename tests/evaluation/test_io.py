@@ -59,7 +59,8 @@ def test_blank_lines_and_runs_of_spaces_in_a_single_spaced_file(tmp_path: Path) 
     assert read_trec_run(path).rows() == [("1", "a", 0.5), ("1", "b", 0.25), ("1", "c", 0.125)]
 
 
-def test_comment_lines_and_trailing_fields_are_read_as_trec_eval_reads_them(tmp_path: Path):
+def test_comment_lines_are_skipped_and_trailing_fields_ignored(tmp_path: Path):
+    # as trec_eval reads a run; it refuses a qrels line with a fifth field, feco ignores it
     run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run_path.write_text("# run of 2026-03-01\n1 Q0 a 1 0.5 bm25 extra\n  # indented comment\n"
                         "1 Q0 b 2 0.25 bm25\t# trailing note\n")

@@ -3,9 +3,11 @@ same ranks, the same per-query values to the last bit, the same errors."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -100,3 +102,51 @@ def test_feco_evaluate_does_not_import_numba(tmp_path) -> None:
                          text=True).stdout.splitlines()
     assert '"mrr@10": 0.5' in out[0]  # tied: item ids descending put a second
     assert out[-1] == "False"
+
+
+def _with_shuffled_duplicate(frame: pl.DataFrame, seed: int) -> tuple[pl.DataFrame, str, str]:
+    """``frame`` with one row's (query, item) repeated elsewhere in its query, rows shuffled so
+    the two are not next to each other; the repeated query and item."""
+    rng = np.random.default_rng(seed)
+    sizes = frame.group_by("query").len().filter(pl.col("len") >= 2).sort("query")
+    query = sizes.get_column("query")[int(rng.integers(sizes.height))]
+    row = frame.filter(pl.col("query") == query).sample(1, seed=seed)
+    doubled = pl.concat([frame, row.with_columns(pl.col(row.columns[-1]) + 1)])
+    for attempt in range(100):
+        shuffled = doubled.sample(fraction=1.0, shuffle=True, seed=seed * 100 + attempt)
+        places = shuffled.with_row_index().filter((pl.col("query") == query) & (pl.col("item") == row["item"][0]))
+        if places["index"].diff().drop_nulls().item() > 1:  # not adjacent
+            return shuffled, query, row["item"][0]
+    raise AssertionError("no shuffle kept the duplicates apart")
+
+
+@pytest.mark.parametrize("kernels", ["numba", "numpy"])
+@pytest.mark.parametrize("ids", ["string", "integer"])
+@pytest.mark.parametrize("side", ["qrels", "run"])
+def test_a_duplicate_anywhere_in_its_query_is_refused_by_every_kernel(kernels, ids, side):
+    """Judgments or a run that repeat an item of a query, in any row order, are an error on every
+    path: both kernels, exact integer keys and hashed string ids."""
+    for seed in range(5):
+        run, qrels = random_case(seed)
+        if ids == "integer":
+            run, qrels = _integer_ids(run), _integer_ids(qrels)
+        if side == "qrels":
+            qrels, query, item = _with_shuffled_duplicate(qrels, seed)
+            message = f"qrels judge item {item!r} of query {query!r} more than once"
+        else:
+            run, query, item = _with_shuffled_duplicate(run, seed)
+            message = f"run ranks item {item!r} more than once for query {query!r}"
+        with pytest.raises(DataError, match=re.escape(message)):
+            evaluate(run, qrels, metrics=["map", "ndcg@5"], kernels=kernels)
+
+
+def test_the_issues_unsorted_judgments_are_refused_from_the_command_line(tmp_path, capsys) -> None:
+    """qrels `1 0 a 1`, `1 0 b 1`, `1 1 a 0`: item a judged twice, not on adjacent lines
+    (MAP 1.0 and exit 0 before; trec_eval refuses such judgments too)."""
+    from feco.cli import main
+
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 1\n1 1 a 0\n")
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    assert main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--run", str(tmp_path / "run.txt"),
+                 "--metrics", "map"]) == 1
+    assert capsys.readouterr().err.strip() == "feco: error: qrels judge item 'a' of query '1' more than once"

@@ -11,7 +11,6 @@ from feco.ranker.experiment import (
     MIN_CONTRAST_COVERAGE,
     Grid,
     Training,
-    _seed,
     cells_frame,
     coverage_drop_runs,
     experiment_id,
@@ -21,7 +20,7 @@ from feco.ranker.experiment import (
 )
 from feco.ranker.importance import importances
 from feco.ranker.model import ndcg_summary, predict_scores, score_ndcg, train_ranker
-from feco.ranker.perturb import coverage_of, reduce_coverage
+from feco.ranker.perturb import coverage_of, loss_seed, reduce_coverage
 from feco.ranker.store import finished_cells, store_experiment, store_run
 from feco.warehouse import create_schema, named_query
 
@@ -116,7 +115,8 @@ def test_every_cell_matches_a_direct_recomputation_with_the_model_functions(smal
                              for s in GRID.seeds}}
     for cell in result.cells.iter_rows(named=True):
         feature, share, seed = cell["feature"], cell["reduction"], cell["seed"]
-        reduced = {part: reduce_coverage(getattr(small, part), feature, share=share, seed=_seed(seed, feature, share, part))
+        reduced = {part: reduce_coverage(getattr(small, part), feature, share=share,
+                                         seed=loss_seed(seed, feature, share, part))
                    for part in ("train", "valid", "test")}
         model = baseline if cell["mode"] == "test" else \
             trained(reduced["train"], reduced["valid"], {**TRAINING.params, "seed": seed})

@@ -1,6 +1,7 @@
 """A small warehouse for the report's tests: three features over twelve days in a few
 segments, eng_ctr falling in region DE on day 9 (an open alert and the incident it opened),
-region BR launched on day 5."""
+region BR launched on day 5; ``add_attribution`` adds the daily SHAP the score step stores,
+eng_ctr's share falling with its coverage."""
 
 from __future__ import annotations
 
@@ -49,3 +50,16 @@ def build(path: Path) -> Path:
             "($ds, 'i1', 'eng_ctr', 'region', 'DE', $ds, 'open', 'critical', 4, 4, 0, 160, 'a1', ['a1'])",
             {"ds": START + timedelta(days=9)})
     return path
+
+
+def add_attribution(conn: duckdb.DuckDBPyConnection) -> None:
+    """shap_daily rows for every day in all traffic and region DE: |SHAP| sums 30, 50, 20 over
+    100 explained rows (eng_ctr's share 0.3), eng_ctr's falling to 10 in DE on day 9 (0.125)."""
+    rows = []
+    for day in range(DAYS):
+        for dim, value in (("all", "all"), ("region", "DE")):
+            for feature, total in zip(FEATURES, (30.0, 50.0, 20.0)):
+                fallen = feature == "eng_ctr" and day == 9 and value == "DE"
+                rows.append((START + timedelta(days=day), "ref", feature, dim, value, 1000, 100,
+                             10.0 if fallen else total))
+    conn.executemany("INSERT INTO shap_daily VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import shutil
 
+import duckdb
 import pytest
 
 from feco.report import write_report
+from small_warehouse import add_attribution
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -25,6 +27,8 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 def browser_page(warehouse, tmp_path):
     """The report of the small warehouse open in chromium, with its console errors and any
     request that left the page's own file."""
+    with duckdb.connect(str(warehouse)) as conn:
+        add_attribution(conn)
     page_path = write_report(warehouse, tmp_path / "report")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -69,6 +73,18 @@ def test_picking_a_feature_and_a_segment_redraws_the_trend(browser_page, tmp_pat
     page.wait_for_function("document.getElementById('trend-feature').value === 'eng_ctr'")
     back = trend(page)
     assert back["name"] == "coverage, region: DE" and back["y"][9] == 10.0  # the 10% of the fall
+
+    # Attribution beside coverage: eng_ctr's share of |SHAP| in DE falls on day 9 with its coverage.
+    page.select_option("#shap-feature", "eng_ctr")
+    page.select_option("#shap-dim", "region")
+    page.select_option("#shap-value", "DE")
+    chart = page.evaluate("""() => {
+        const chart = document.getElementById("shap-chart");
+        return {title: chart.layout.title.text, shap: chart.data[0].y, coverage: chart.data[2].y};
+    }""")
+    assert chart["title"] == "eng_ctr in region: DE: attribution and coverage"
+    assert chart["shap"][8] == 30.0 and chart["shap"][9] == 12.5 and chart["shap"][10] == 30.0
+    assert chart["coverage"][8] == 50.0 and chart["coverage"][9] == 10.0
 
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000

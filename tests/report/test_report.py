@@ -17,7 +17,7 @@ from feco.cli import main as feco
 from feco.errors import DataError, UsageError
 from feco.report import write_report
 from feco.report.cube import MISSING, unpack
-from small_warehouse import DAYS, FEATURES, START
+from small_warehouse import DAYS, FEATURES, START, add_attribution
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = ("incidents", "coverage", "heatmap", "cold-start")
@@ -113,7 +113,7 @@ def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
     assert "<td>40,000</td>" in page  # rows read of the 16-window configuration
     payload = _payload(page)
     assert {row["segment_dim"] for row in payload["ndcg"]} == {"all", "region"}
-    assert {row["run_id"] for row in payload["shap"]["rows"]} == {"ref"}  # the scoring model's shares
+    assert payload["shap"]["eng_ctr"][0] == [str(START), 0.5]  # the scoring model's share, its reference line
     assert payload["ndcg"][0]["ndcg8"] == pytest.approx(0.65)
 
 
@@ -137,6 +137,7 @@ def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
         "baseline_gain_share": [0.3] * 2, "reduction": [0.05, 0.05], "seed": [1, 1],
         "coverage_test_before": [0.5, 0.5], "coverage_test_after": [0.475, 0.475],
         "ndcg4": [0.58, 0.57], "ndcg8": [0.63, 0.62], "d_ndcg4": [-0.02, -0.03], "d_ndcg8": [-0.02, -0.03]})
+    add_attribution(conn)
     for name, frame in (("ranker_daily", daily), ("feature_importance", importance),
                         ("coverage_drop_results", cells)):
         conn.register(f"{name}_rows", frame.to_arrow())

@@ -26,6 +26,7 @@ FIRED_SCHEMA = {
     "std_error": pl.Float64,
     "n_rows": pl.Int64,
     "against": pl.String,  # what the baseline is, when not the rule's usual one (for the detail)
+    "severity_drop": pl.Float64,  # the drop the tier is set by, when not drop_rel (a decay's reached loss)
 }
 
 
@@ -71,3 +72,16 @@ def drop_columns(observed: pl.Expr, baseline: pl.Expr) -> list[pl.Expr]:
         (baseline - observed).alias("drop_abs"),
         ((baseline - observed) / pl.when(baseline > 0).then(baseline)).alias("drop_rel"),
     ]
+
+
+# Judged against their own history, never against the rest of traffic: all traffic has no
+# rest, and the rest of new products is the established ones (and back), which change by
+# construction as products age from one into the other.
+OWN_HISTORY = ("all", "product_age")
+
+
+def same_ages(overlap: str, minimum: float) -> pl.Expr:
+    """The row's segment holds enough of the product ages its history held (``overlap``, a
+    column of ``alert_inputs``; NULL, for segments that are not judged by their age mix,
+    passes)."""
+    return (pl.col(overlap) >= minimum).fill_null(True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from feco.alerts.budget import critical_value
 from feco.alerts.rules import fired, segment_name
 from feco.config import Alerts
 
@@ -11,22 +12,30 @@ MISSING_COLUMN = "missing_column"
 
 
 class MissingValuesRule:
-    """Fires when the share of NULL/NaN values rose above the previous days' share."""
+    """Fires when the share of NULL/NaN values rose above the previous days' share by the
+    configured amount and by the false-page budget's critical value of its day-to-day sd: a
+    segment where NULLs come and go (a weekly batch of products without reviews yet) does not
+    page on its usual swing; one that was never NULL pages on the amount alone."""
 
     name = "missing_values"
     needs_history = False  # runs in warm-up too, from the first day that has a previous day
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
         rise = pl.col("missing_share") - pl.col("baseline_missing")
+        alpha = inputs["alpha"][0] if inputs.height and "alpha" in inputs.columns else None
+        margin = pl.lit(settings.missing.absolute)
+        if alpha is not None:  # no spread yet (a day or two of history): the amount alone
+            spread = (pl.col("missing_sd") * critical_value(alpha, pl.col("missing_df"))).fill_null(0.0)
+            margin = pl.max_horizontal(margin, spread)
         firing = (
             inputs.filter(pl.col("baseline_missing").is_not_null())
             .with_columns(
                 pl.col("missing_share").alias("observed"),
                 pl.col("baseline_missing").alias("baseline"),
-                (pl.col("baseline_missing") + settings.missing.absolute).alias("threshold"),
+                (pl.col("baseline_missing") + margin).alias("threshold"),
                 (-rise).alias("drop_abs"),
             )
-            .filter(rise >= settings.missing.absolute)
+            .filter(rise >= margin)
         )
         return fired(firing, self.name)
 

@@ -1,4 +1,4 @@
-"""Volume: a day whose sampled traffic collapses raises its own alert."""
+"""Volume: a day whose sampled traffic collapses, or that misses windows, raises its own alert."""
 
 from __future__ import annotations
 
@@ -11,19 +11,26 @@ MIN_BASELINE_DAYS = 3
 VOLUME_DROP = "volume_drop"
 
 
-def volume_collapse(events: int, baseline: float | None, baseline_days: int, settings: Alerts) -> pl.DataFrame:
+def volume_collapse(events: int, baseline: float | None, baseline_days: int, settings: Alerts, *,
+                    windows_missing: int = 0) -> pl.DataFrame:
     """One 'volume_drop' row when the day's sampled events fell below the configured share of
-    the median of the previous days; none otherwise (or with too little history)."""
+    the median of the previous days (given enough history), or whatever the history when
+    ``windows_missing`` of its windows read hours without logs (a day run with
+    --allow-incomplete); none otherwise."""
     frame = pl.DataFrame({
         "feature": [None], "segment_dim": ["all"], "segment_value": ["all"],
         "observed": [float(events)], "baseline": [baseline],
         "threshold": [None if baseline is None else baseline * settings.volume_drop],
-    }, schema_overrides={"feature": pl.String, "baseline": pl.Float64, "threshold": pl.Float64})
-    firing = frame.filter(
-        pl.lit(baseline_days >= MIN_BASELINE_DAYS) & (pl.col("observed") < pl.col("threshold"))
-    ).with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
+        "against": [f"{windows_missing} window{'s' * (windows_missing != 1)} without logs" if windows_missing else None],
+    }, schema_overrides={"feature": pl.String, "baseline": pl.Float64, "threshold": pl.Float64, "against": pl.String})
+    collapsed = pl.lit(baseline_days >= MIN_BASELINE_DAYS) & (pl.col("observed") < pl.col("threshold"))
+    firing = frame.filter(collapsed.fill_null(False) | pl.lit(windows_missing > 0)).with_columns(
+        *drop_columns(pl.col("observed"), pl.col("baseline")))
     return fired(firing, VOLUME_DROP)
 
 
 def describe_volume_drop(alert: dict) -> str:
-    return f"sampled events fell to {alert['observed']:,.0f} from a median of {alert['baseline']:,.0f}"
+    median = "" if alert["baseline"] is None else f" from a median of {alert['baseline']:,.0f}"
+    if alert.get("against"):
+        return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{median}"
+    return f"sampled events fell to {alert['observed']:,.0f}{median}"

@@ -26,7 +26,7 @@ def first_duplicate(lo, hi, keys):
     """First row whose item repeats within its group ``lo[g]:hi[g]``, or -1."""
     rows, group = _slices(lo, hi)
     codes, n_codes = _dense_ranks(keys[rows])
-    if not _has_repeat(group * n_codes + codes):
+    if not _has_repeat(np.sort(group * n_codes + codes)):  # a repeat, in any row order
         return -1
     return int(_first_repeat(rows, group, codes)[1])
 
@@ -182,6 +182,7 @@ def _place_among_equals(sorted_values):
 
 
 def _has_repeat(sorted_values):
+    """Whether two neighbours are equal: a repeat only once the values are sorted."""
     return bool(len(sorted_values) > 1 and (sorted_values[1:] == sorted_values[:-1]).any())
 
 

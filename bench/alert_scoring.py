@@ -1,0 +1,244 @@
+"""Pages against the injected incidents: what a person paged by feco would have seen.
+
+Read from the warehouse's ``incidents`` table: a page is a row whose ``event`` is ``opened``,
+``escalated`` or ``resolved``. An incident of feco *matches* an injected one when one of its
+features (``features`` when the table has that column, else ``[feature]``) is among the
+injected incident's, the two segments hold one another (``all`` holds everything, ``region=DE``
+holds the cross ``DE x head``), and it opened (paged first; an incident tracked quietly before
+opens on its first page) during the injected incident or up to 7 days after it. Over the
+scored days (from ``page_after_days`` on):
+
+- false opens, escalations and resolves a week: pages of incidents that match nothing
+  injected, per 7 scored days; false pages are their sum;
+- per injected incident: paged (opened or escalated) at all, within a day of onset, the delay
+  to the first page, the severity of that page against the tier of the injected size
+  (feco.alerts.severity's tiers; a size on a tier's edge may land either side), for a decay
+  the highest tier paged while it grew against the tier of the share it reached, how many
+  incidents carried it (a source outage should be one), the share of its features they
+  listed, and the days from the data's recovery to the last of them resolving;
+- a *target* is a step (zero or NULL, one feature or a source's) of at least 20% in a segment
+  with at least 5% of the onset day's sampled rows.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import date, timedelta
+
+import polars as pl
+
+from feco.alerts.severity import SEVERITY_NAME, TIERS
+from feco.warehouse import fetch
+
+PAGES = ("opened", "escalated")
+MATCH_AFTER_DAYS = 7
+TARGET_SHARE = 0.2
+TARGET_TRAFFIC = 0.05
+ALL = ("all", "all")
+
+
+def holds(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
+    """Whether segment ``outer`` holds segment ``inner`` (crosses read ``DE x head``).
+
+    >>> holds(("region", "DE"), ("region x query_band", "DE x head"))
+    True
+    >>> holds(("region", "DE"), ("product_group", "books"))
+    False
+    """
+    if outer == ALL or outer == inner:
+        return True
+    parts = zip(inner[0].split(" x "), inner[1].split(" x "))
+    return " x " in inner[0] and outer in set(parts)
+
+
+def load_incidents(conn) -> pl.DataFrame:
+    """Every incident row with its features as a list (``[feature]`` before the column)."""
+    columns = set(fetch(conn, "DESCRIBE incidents")["column_name"])
+    features = "features" if "features" in columns else "CASE WHEN feature IS NULL THEN [] ELSE [feature] END"
+    return fetch(conn, f"SELECT ds, incident_id, {features} AS features, segment_dim, segment_value, opened_ds, "
+                       "status, paged_rank, event, headline_rule FROM incidents ORDER BY ds, incident_id")
+
+
+def load_row_shares(conn) -> pl.DataFrame:
+    """Each segment's share of the day's sampled rows."""
+    return fetch(conn, "WITH rows AS (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily "
+                       "GROUP BY ALL) SELECT r.ds, r.segment_dim, r.segment_value, r.n_rows / a.n_rows AS share "
+                       "FROM rows r JOIN rows a ON a.ds = r.ds AND a.segment_dim = 'all'")
+
+
+def score_run(incidents: pl.DataFrame, shares: pl.DataFrame, truth: list[dict], *, first_scored: date,
+              last_day: date) -> dict:
+    """Everything scored in one run: false pages, and what happened to each injected incident."""
+    matches = _matches(incidents, truth)
+    per_incident = [_judge(i, truth_row, incidents, matches, shares) for i, truth_row in enumerate(truth)]
+    unmatched = incidents.filter(~pl.col("incident_id").is_in(list(matches)))
+    scored_days = (last_day - first_scored).days + 1
+    weeks = scored_days / 7
+    false = unmatched.filter(pl.col("event").is_not_null() & (pl.col("ds") >= first_scored))
+    counts = {event: false.filter(pl.col("event") == event).height for event in ("opened", "escalated", "resolved")}
+    return {
+        "scored_days": scored_days,
+        "weeks": weeks,
+        "false_opens": counts["opened"],
+        "false_escalations": counts["escalated"],
+        "false_resolves": counts["resolved"],
+        "false_pages": sum(counts.values()),
+        "false_opens_per_week": counts["opened"] / weeks,
+        "false_resolves_per_week": counts["resolved"] / weeks,
+        "false_pages_per_week": sum(counts.values()) / weeks,
+        "false_page_events": false.select(
+            pl.col("ds").cast(pl.String), "event", pl.col("features").list.join("|").alias("features"),
+            pl.format("{}:{}", "segment_dim", "segment_value").alias("segment"), "headline_rule",
+            "incident_id").to_dicts(),
+        "incidents": per_incident,
+        **summarise(per_incident),
+    }
+
+
+def summarise(per_incident: list[dict]) -> dict:
+    """Recall, delays, severity and outage figures over a list of judged incidents."""
+    def share(rows, key):
+        return {"n": len(rows), "hit": sum(bool(r[key]) for r in rows)}
+
+    targets = [r for r in per_incident if r["target"]]
+    others = [r for r in per_incident if not r["target"]]
+    steps_paged = [r for r in per_incident if r["shape"] == "step" and r["paged_in_a_day"]]
+    decays_paged = [r for r in per_incident if r["shape"] == "decay" and r["paged"]]
+    outages = [r for r in per_incident if len(r["features"]) > 1]
+    return {
+        "target_recall": share(targets, "paged_in_a_day"),
+        "other_recall": share(others, "paged_in_time"),
+        "delays": [r["delay"] for r in per_incident if r["delay"] is not None],
+        "severity_at_first_page": share(steps_paged, "severity_fits"),
+        "decays_at_reached_tier": share(decays_paged, "reached_tier_fits"),
+        "outages_paged_once": {"n": len(outages), "hit": sum(r["incidents_paged"] == 1 for r in outages)},
+        "resolve_lags": [r["resolve_lag"] for r in per_incident if r["shape"] == "step" and r["resolve_lag"] is not None],
+        "unresolved": sum(r["paged"] and r["shape"] == "step" and r["resolve_lag"] is None for r in per_incident),
+    }
+
+
+def _matches(incidents: pl.DataFrame, truth: list[dict]) -> dict[str, list[int]]:
+    """Each feco incident id with the injected incidents it matches on any of its days (its
+    features and root segment may change as it grows); only ids that match one."""
+    matches: dict[str, set[int]] = {}
+    # An incident tracked quietly before it pages opens, for the person paged, on its first page.
+    first_page = (incidents.filter(pl.col("event").is_in(PAGES)).group_by("incident_id")
+                  .agg(pl.col("ds").min().alias("paged_ds")))
+    states = (incidents.join(first_page, on="incident_id", how="left")
+              .select("incident_id", "features", "segment_dim", "segment_value",
+                      pl.coalesce("paged_ds", "opened_ds").alias("opened_ds")).unique())
+    for row in states.iter_rows(named=True):
+        found = {i for i, t in enumerate(truth) if _matching(row, t)}
+        if found:
+            matches.setdefault(row["incident_id"], set()).update(found)
+    return {key: sorted(found) for key, found in matches.items()}
+
+
+def _matching(row: dict, truth: dict) -> bool:
+    features = set(truth.get("features") or [truth["feature"]])
+    place = (row["segment_dim"], row["segment_value"])
+    injected = _place(truth)
+    start = date.fromisoformat(truth["start"])
+    last = start + timedelta(days=truth["days"] - 1 + MATCH_AFTER_DAYS)
+    return bool(features & set(row["features"] or [])) and (holds(place, injected) or holds(injected, place)) \
+        and start <= row["opened_ds"] <= last
+
+
+def _place(truth: dict) -> tuple[str, str]:
+    segment = truth["segment"]
+    return (segment["dim"], segment["value"]) if segment else ALL
+
+
+def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, list[int]],
+           shares: pl.DataFrame) -> dict:
+    start = date.fromisoformat(truth["start"])
+    end = start + timedelta(days=truth["days"] - 1)
+    mine = incidents.filter(pl.col("incident_id").is_in([k for k, v in matches.items() if index in v]))
+    pages = mine.filter(pl.col("event").is_in(PAGES)).sort("ds")
+    first = pages.row(0, named=True) if pages.height else None
+    delay = (first["ds"] - start).days if first else None
+    features = truth.get("features") or [truth["feature"]]
+    traffic = _traffic_share(shares, _place(truth), start)
+    fitting = _fitting_tiers(truth["share"])
+    grown = pages.filter(pl.col("ds") <= end)
+    reached = SEVERITY_NAME[grown["paged_rank"].max()] if grown.height else None
+    paged_ids = pages["incident_id"].unique().to_list()
+    listed = set().union(*mine.filter(pl.col("incident_id").is_in(paged_ids))["features"].to_list()) & set(features)
+    shape = truth["shape"]
+    return {
+        "features": features,
+        "segment": ":".join(_place(truth)),
+        "start": truth["start"],
+        "days": truth["days"],
+        "share": truth["share"],
+        "kind": truth["kind"],
+        "shape": shape,
+        "traffic_share": traffic,
+        "target": shape == "step" and truth["share"] >= TARGET_SHARE and traffic >= TARGET_TRAFFIC,
+        "paged": first is not None,
+        "paged_in_a_day": delay is not None and delay <= 1,
+        "paged_in_time": delay is not None and (first["ds"] <= end if shape == "decay" else delay <= 1),
+        "delay": delay,
+        "first_page_at": f"{first['segment_dim']}:{first['segment_value']}" if first else None,
+        "severity_at_first_page": SEVERITY_NAME[first["paged_rank"]] if first else None,
+        "expected_severity": fitting[0],
+        "severity_fits": first is not None and SEVERITY_NAME[first["paged_rank"]] in fitting,
+        "reached_severity": reached,
+        "reached_tier_fits": reached in fitting,
+        "incidents_paged": len(paged_ids),
+        "features_listed": len(listed) / len(features),
+        "resolve_lag": _resolve_lag(mine, paged_ids, end),
+    }
+
+
+def _traffic_share(shares: pl.DataFrame, place: tuple[str, str], onset: date) -> float:
+    if place == ALL:
+        return 1.0
+    day = shares.filter((pl.col("ds") == onset) & (pl.col("segment_dim") == place[0])
+                        & (pl.col("segment_value") == place[1]))
+    return float(day["share"][0]) if day.height else 0.0
+
+
+def _fitting_tiers(share: float) -> list[str]:
+    """The tier of the injected size, then for a size on a tier's edge the one below it."""
+    tier = next((name for bound, name in TIERS if share >= bound), "low")
+    below = next((name for bound, name in TIERS if share * 0.999 >= bound), "low")
+    return [tier] if below == tier else [tier, below]
+
+
+def _resolve_lag(mine: pl.DataFrame, paged_ids: list[str], end: date) -> int | None:
+    """Days from the first day of recovered data to the last paged incident resolving (None
+    while one of them is still open at the end of the run)."""
+    if not paged_ids:
+        return None
+    resolved = mine.filter(pl.col("incident_id").is_in(paged_ids) & (pl.col("event") == "resolved"))
+    if resolved["incident_id"].n_unique() < len(paged_ids):
+        return None
+    return (resolved["ds"].max() - (end + timedelta(days=1))).days
+
+
+def pooled(results: list[dict]) -> dict:
+    """Figures pooled over runs (counts summed), with the per-run range of the rates."""
+    weeks = sum(r["weeks"] for r in results)
+
+    def rate(key):
+        return {"pooled": sum(r[key] for r in results) / weeks,
+                "range": (min(r[key] / r["weeks"] for r in results), max(r[key] / r["weeks"] for r in results))}
+
+    def ratio(key):
+        n, hit = sum(r[key]["n"] for r in results), sum(r[key]["hit"] for r in results)
+        per_run = [r[key]["hit"] / r[key]["n"] for r in results if r[key]["n"]]
+        return {"n": n, "hit": hit, "range": (min(per_run), max(per_run)) if per_run else None}
+
+    delays = [d for r in results for d in r["delays"]]
+    lags = [d for r in results for d in r["resolve_lags"]]
+    return {
+        "runs": len(results), "weeks": weeks,
+        "false_opens": rate("false_opens"), "false_resolves": rate("false_resolves"),
+        "false_pages": rate("false_pages"),
+        **{key: ratio(key) for key in ("target_recall", "other_recall", "severity_at_first_page",
+                                       "decays_at_reached_tier", "outages_paged_once")},
+        "median_delay": statistics.median(delays) if delays else None,
+        "resolve_lag": (statistics.median(lags), max(lags)) if lags else None,
+        "unresolved": sum(r["unresolved"] for r in results),
+    }

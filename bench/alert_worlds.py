@@ -1,0 +1,255 @@
+"""Scenario families for the alert bench: worlds and incident schedules drawn from a seed.
+
+Each family is a function of a seed that draws its world's parameters and a random schedule
+of incidents from that seed; nothing is placed by hand, so a method tuned on some seeds meets
+new worlds on others. Every scenario runs 56 days from a Monday: the first 14 are clean (the
+decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents fall in the
+42 days after, each on features of its own, and most feature-days stay clean.
+
+| family | world | incidents beyond the common mix |
+|---|---|---|
+| base | the generator's default | — |
+| zipf | query popularity ~ rank^-s, s drawn in 0.6–1.1 | — |
+| churn | 15–30% of impressions on new products arriving in batches every 7–30 days, ageing out fast, each batch with its own coverage | more in product_age |
+| sizes | product groups and regions from ~1% to ~50% of traffic | — |
+| outage | the default | 2–3 source outages of 3–8 features of one family, decays in small segments |
+| ltr | MQ2008's real feature values (feco.generator.ltr_world), Zipf over its 784 queries, a catalogue renewed every 45–120 days | sources are the index fields and the link graph |
+
+The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
+included), other steps (10–19%, or in segments under 5%), decays (30–80% reached over 7–21
+days), a source outage and a one-day NULL blip.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+import numpy as np
+
+from feco.generator import FEATURE_FAMILIES, World, parse_incident
+from feco.generator.ltr_world import LtrWorld
+from feco.generator.ltr_world import segment_shares as ltr_segment_shares
+from feco.generator.schema import PRODUCT_GROUPS, REGIONS
+
+START = date(2026, 1, 5)  # a Monday
+DAYS = 56
+CLEAN_DAYS = 14
+NEW_REGION_LAUNCH = 10
+TARGET_SHARE = 0.2
+TARGET_TRAFFIC = 0.07  # drawn above the 5% the scorer measures, so the segment qualifies
+
+
+@dataclass
+class Scenario:
+    """One (family, seed): the world to generate and the incidents to inject."""
+
+    family: str
+    seed: int
+    world: World | LtrWorld
+    specs: list[str] = field(default_factory=list)
+    start: date = START
+    days: int = DAYS
+    clean_days: int = CLEAN_DAYS
+
+    @property
+    def is_ltr(self) -> bool:
+        return isinstance(self.world, LtrWorld)
+
+    @property
+    def sources(self) -> dict[str, tuple[str, ...]]:
+        return self.world.sources if self.is_ltr else FEATURE_FAMILIES
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return tuple(name for names in self.sources.values() for name in names)
+
+    @property
+    def new_region_launch(self) -> date:
+        return self.start + timedelta(days=NEW_REGION_LAUNCH)
+
+    def incidents(self) -> list:
+        return [parse_incident(spec, families=self.sources) for spec in self.specs]
+
+
+@dataclass(frozen=True)
+class Mix:
+    """How many incidents of each kind a scenario draws (ranges are inclusive)."""
+
+    target_steps: tuple[int, int] = (3, 5)
+    other_steps: tuple[int, int] = (1, 3)
+    decays: tuple[int, int] = (1, 2)
+    small_decays: tuple[int, int] = (0, 0)
+    outages: tuple[int, int] = (1, 1)
+    null_blips: tuple[int, int] = (1, 1)
+    favour: str | None = None  # a segment dim drawn three times as often
+
+
+def base(seed: int) -> Scenario:
+    return _scheduled("base", seed, World(), Mix())
+
+
+def zipf(seed: int) -> Scenario:
+    rng = _rng("zipf", seed)
+    return _scheduled("zipf", seed, World(zipf_exponent=round(rng.uniform(0.6, 1.1), 3)), Mix())
+
+
+def churn(seed: int) -> Scenario:
+    rng = _rng("churn", seed)
+    world = World(new_share=round(rng.uniform(0.15, 0.3), 3), lifetime_days=round(rng.uniform(60, 240), 1),
+                  launch_every_days=int(rng.choice([7, 10, 14, 30])), cohort_spread=round(rng.uniform(0.15, 0.4), 3))
+    return _scheduled("churn", seed, world, Mix(favour="product_age"))
+
+
+def sizes(seed: int) -> Scenario:
+    rng = _rng("sizes", seed)
+    world = World(group_weights=_spread_weights(rng, 10), region_weights=_spread_weights(rng, 6))
+    return _scheduled("sizes", seed, world, Mix())
+
+
+def outage(seed: int) -> Scenario:
+    mix = Mix(target_steps=(1, 2), other_steps=(1, 1), decays=(0, 1), small_decays=(1, 2), outages=(2, 3))
+    return _scheduled("outage", seed, World(), mix)
+
+
+def ltr(seed: int) -> Scenario:
+    rng = _rng("ltr", seed)
+    world = LtrWorld(zipf_exponent=round(rng.uniform(0.6, 1.1), 3), query_drift=round(rng.uniform(0.1, 0.4), 3),
+                     renewing_share=round(rng.uniform(0.3, 0.7), 3), renewal_days=int(rng.integers(45, 121)))
+    return _scheduled("ltr", seed, world, Mix())
+
+
+FAMILIES: dict[str, Callable[[int], Scenario]] = {
+    "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage, "ltr": ltr,
+}  # fmt: skip
+
+
+def scenario(family: str, seed: int) -> Scenario:
+    if family not in FAMILIES:
+        raise SystemExit(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
+    return FAMILIES[family](seed)
+
+
+def segment_shares(scenario: Scenario) -> dict[tuple[str, str], float]:
+    """Each segment's expected share of the rows in the scenario's world (BR, launched during
+    the run, is left out)."""
+    if scenario.is_ltr:
+        return ltr_segment_shares(scenario.world, scenario.seed)
+    world = scenario.world
+    return {
+        **{("product_group", g): w for g, w in zip(PRODUCT_GROUPS, world.group_weights)},
+        **{("region", r): w for r, w in zip(REGIONS, world.region_weights)},
+        ("query_band", "head"): 0.5, ("query_band", "torso"): 0.3, ("query_band", "tail"): 0.2,
+        ("product_age", "new"): world.new_share, ("product_age", "established"): 1 - world.new_share,
+    }  # fmt: skip
+
+
+# --- drawing the schedule -------------------------------------------------------------
+
+
+def _rng(family: str, seed: int, stream: int = 0) -> np.random.Generator:
+    return np.random.default_rng([zlib.crc32(family.encode()), seed, stream])
+
+
+def _spread_weights(rng: np.random.Generator, count: int) -> tuple[float, ...]:
+    """Weights from about 1% to about 50%, in a random order, summing to 1."""
+    largest, smallest = rng.uniform(0.38, 0.5), rng.uniform(0.008, 0.015)
+    middle = np.exp(rng.uniform(np.log(0.01), np.log(0.3), count - 2))
+    middle *= (1.0 - largest - smallest) / middle.sum()
+    weights = rng.permutation(np.r_[largest, smallest, middle])
+    rounded = np.round(weights / weights.sum(), 6)
+    rounded[np.argmax(rounded)] += 1.0 - rounded.sum()  # sum to 1 within World's tolerance
+    return tuple(float(w) for w in rounded)
+
+
+def _scheduled(family: str, seed: int, world, mix: Mix) -> Scenario:
+    scenario = Scenario(family, seed, world)
+    scenario.specs = _Schedule(scenario, mix, _rng(family, seed, 1)).draw()
+    return scenario
+
+
+class _Schedule:
+    """Draws incidents one at a time, each on features no other incident uses."""
+
+    def __init__(self, scenario: Scenario, mix: Mix, rng: np.random.Generator):
+        self.scenario, self.mix, self.rng = scenario, mix, rng
+        self.places = segment_shares(scenario)
+        self.free = list(scenario.features)
+        self.specs: list[str] = []
+
+    def draw(self) -> list[str]:
+        counts = {kind: int(self.rng.integers(low, high + 1)) for kind, (low, high) in (
+            ("outage", self.mix.outages), ("decay", self.mix.decays), ("small_decay", self.mix.small_decays),
+            ("target", self.mix.target_steps), ("other", self.mix.other_steps), ("blip", self.mix.null_blips))}
+        for kind, count in counts.items():  # outages first: they need several free features of one source
+            for _ in range(count):
+                getattr(self, f"_{kind}")()
+        return self.specs
+
+    def _target(self) -> None:
+        segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.25)
+        self._add(self._features(1), share=self._uniform(TARGET_SHARE, 1.0), days=int(self.rng.integers(1, 6)),
+                  segment=segment)
+
+    def _other(self) -> None:
+        if self.rng.random() < 0.5:  # a small drop anywhere
+            segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.25)
+            share = self._uniform(0.1, 0.19)
+        else:  # a big one in a small segment
+            segment = self._segment(lambda share: 0.01 <= share < 0.05, all_traffic=0.0)
+            share = self._uniform(0.3, 1.0)
+        self._add(self._features(1), share=share, days=int(self.rng.integers(1, 6)), segment=segment)
+
+    def _decay(self) -> None:
+        segment = self._segment(lambda share: share >= 0.1, all_traffic=0.4)
+        self._add(self._features(1), share=self._uniform(0.3, 0.8), days=int(self.rng.integers(7, 22)),
+                  segment=segment, shape="decay")
+
+    def _small_decay(self) -> None:
+        segment = self._segment(lambda share: 0.03 <= share < 0.1, all_traffic=0.0)
+        self._add(self._features(1), share=self._uniform(0.3, 0.8), days=int(self.rng.integers(7, 22)),
+                  segment=segment, shape="decay")
+
+    def _outage(self) -> None:
+        sources = [name for name, members in self.scenario.sources.items()
+                   if sum(f in self.free for f in members) >= 3]
+        if not sources:
+            return
+        source = sources[int(self.rng.integers(len(sources)))]
+        free = [f for f in self.scenario.sources[source] if f in self.free]
+        count = int(self.rng.integers(3, min(9, len(free)) + 1))
+        features = [free[i] for i in sorted(self.rng.choice(len(free), count, replace=False))]
+        segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.2)
+        self._add(features, share=self._uniform(0.5, 1.0), days=int(self.rng.integers(1, 4)), segment=segment)
+
+    def _blip(self) -> None:
+        segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.4)
+        self._add(self._features(1), share=self._uniform(0.3, 1.0), days=1, segment=segment, kind="null")
+
+    def _features(self, count: int) -> list[str]:
+        chosen = self.rng.choice(len(self.free), count, replace=False)
+        return [self.free[i] for i in chosen]
+
+    def _segment(self, fits: Callable[[float], bool], *, all_traffic: float) -> str | None:
+        if self.rng.random() < all_traffic:
+            return None
+        places = [place for place, share in self.places.items() if fits(share)]
+        if not places:  # no segment of that size in this world: its smallest one
+            places = [min(self.places, key=self.places.get)]
+        weights = np.array([3.0 if dim == self.mix.favour else 1.0 for dim, _ in places])
+        dim, value = places[int(self.rng.choice(len(places), p=weights / weights.sum()))]
+        return f"{dim}:{value}"
+
+    def _uniform(self, low: float, high: float) -> float:
+        return round(float(self.rng.uniform(low, high)), 2)
+
+    def _add(self, features: list[str], *, share: float, days: int, segment: str | None,
+             shape: str = "step", kind: str = "zero") -> None:
+        last_start = self.scenario.days - days - 1  # a day to be seen after it ends
+        start = self.scenario.start + timedelta(days=int(self.rng.integers(self.scenario.clean_days, last_start)))
+        what = f"feature={features[0]}" if len(features) == 1 else f"features={'|'.join(features)}"
+        spec = f"{what},start={start},days={days},share={share},kind={kind},shape={shape}"
+        self.specs.append(spec + (f",segment={segment}" if segment else ""))
+        self.free = [f for f in self.free if f not in features]

@@ -1,0 +1,215 @@
+"""Severity from cost: incidents ranked by what their coverage loss costs the ranker.
+
+With ``[alerts.severity] by = "cost"`` (the default) and a model serving the day, the detect
+step replays every incident with a live headline whose loss is new or has grown
+(:mod:`feco.ranker.replay`: the clean days before its onset, the loss its segment shows
+today), stores the cost in ``incident_costs``, and gives the incident's drop and decay alerts
+the tier of the NDCG@8 loss the cost's 95% interval cannot rule out (its worse end) against
+``[alerts.severity.tiers]``. An incident too small to measure precisely is not silenced
+that way, and one whose interval rules out a material loss (a feature the model hardly uses)
+pages no one. Rules that say the data broke keep their fixed tier (a column gone, values
+turned NULL, a configured floor, the sampled volume). Every alert of a costed incident states
+the cost in its text, so its page and the report do too.
+
+The incident tracker runs twice: once to learn the day's incidents (segment, onset, alerts),
+then with the tiers from cost, so that paging follows the cost. Without a model, with
+``by = "importance"``, or for an incident with no clean day to replay, severity stays the
+drop weighted by importance (:mod:`feco.alerts.severity`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from feco.alerts.incidents import DECAY, DROP, contains
+from feco.alerts.rules import segment_name
+from feco.config import Config, CostTiers, SeveritySettings
+from feco.warehouse import named_query
+
+COST_SCHEMA = {
+    "ds": pl.Date, "incident_id": pl.String, "run_id": pl.String, "segment_dim": pl.String,
+    "segment_value": pl.String, "onset": pl.Date, "reference_start": pl.Date, "reference_end": pl.Date,
+    "reference_days": pl.Int32, "features": pl.List(pl.String), "loss_shares": pl.List(pl.Float64),
+    "loss_kinds": pl.List(pl.String), "events": pl.Int64, "ndcg8_before": pl.Float64,
+    "d_ndcg4": pl.Float64, "d_ndcg4_low": pl.Float64, "d_ndcg4_high": pl.Float64,
+    "d_ndcg8": pl.Float64, "d_ndcg8_low": pl.Float64, "d_ndcg8_high": pl.Float64, "severity": pl.String,
+}
+COST_RULES = (DROP, DECAY)
+# A loss share this much above the one last replayed is replayed again (a growing decay):
+# below it the tier would hardly move, and a replay costs seconds at the paper's scale.
+REPLAY_AGAIN = 0.05
+
+
+def with_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, alerts: pl.DataFrame,
+               track: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The day's alerts and incidents, with severity from cost, and the costs replayed today.
+
+    ``track`` is the incident tracker as the detect step runs it (alerts in, incidents out).
+
+    Examples
+    --------
+    As the detect step calls it (not run as a doctest: it needs a warehouse, samples and a model)::
+
+        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+    """
+    from feco.ranker.store import current_model
+
+    incidents = track(alerts)
+    model = current_model(conn, ds)
+    if config.alerts.severity.by != "cost" or model is None:
+        return alerts, incidents, pl.DataFrame(schema=COST_SCHEMA)
+    costs = incident_costs(conn, ds, config=config, incidents=incidents, model=model)
+    if costs.is_empty():
+        return alerts, incidents, costs
+    costed = with_cost_severity(alerts, incidents, costs)
+    tracked = track(costed)
+    return costed, tracked, _held_by(costs.filter(pl.col("ds") == ds), incidents, tracked)
+
+
+def incident_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, incidents: pl.DataFrame,
+                   model: dict) -> pl.DataFrame:
+    """The cost of each incident with a live headline on ``ds``: replayed today when its loss
+    is new, has grown by ``REPLAY_AGAIN`` or the model changed, else the last one replayed
+    (rows of earlier days). Incidents without a clean day to replay have none."""
+    from feco.ranker.daily import load_model
+
+    live = incidents.filter(pl.col("headline_alert_id").is_not_null() & pl.col("feature").is_not_null())
+    last = {row["incident_id"]: row for row in named_query(
+        conn, "incident_last_costs", {"ds": ds, "ids": live.get_column("incident_id").to_list()}).iter_rows(named=True)}
+    ranker = functools.cache(lambda: load_model(Path(model["artifact"])))  # once, and only if a replay runs
+    costs = [_cost(conn, ds, incident, config=config, model=model, ranker=ranker, prior=last.get(incident["incident_id"]))
+             for incident in live.iter_rows(named=True)]
+    return pl.DataFrame([cost for cost in costs if cost], schema=COST_SCHEMA)
+
+
+def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: Config, model: dict,
+          ranker: Callable, prior: dict | None) -> dict | None:
+    """One incident's cost on ``ds``: replayed, or ``prior`` when its loss has not grown; None
+    when there is nothing to replay (no clean day, no loss today, no event with a relevant row)."""
+    from feco.ranker.replay import IN_SEGMENT, reference_rows, replay_cost
+
+    settings = config.alerts.severity
+    # A source outage's incident lists several features: they are lost and replayed together.
+    features = list(incident.get("features") or [incident["feature"]])
+    segment = (incident["segment_dim"], incident["segment_value"])
+    days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"],
+                      settings=settings)
+    losses = observed_losses(conn, ds, features, segment, days)
+    if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
+        return prior
+    if not losses:
+        return None
+    reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed)
+    cost = replay_cost(reference, ranker(), losses, seed=settings.seed, resamples=settings.resamples,
+                       rows=reference.get_column(IN_SEGMENT).to_numpy())
+    if not cost.events:
+        return None
+    return {"ds": ds, "incident_id": incident["incident_id"], "run_id": model["run_id"],
+            "segment_dim": segment[0], "segment_value": segment[1], "onset": incident["opened_ds"],
+            "reference_start": days[0], "reference_end": days[-1], "reference_days": len(days),
+            "features": [loss.feature for loss in losses], "loss_shares": [loss.share for loss in losses],
+            "loss_kinds": [loss.kind for loss in losses], **cost.as_row(),
+            "severity": cost_tier(cost.d_ndcg8_low, settings.tiers)}
+
+
+def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tuple[str, str], *, onset: date,
+               after: date, settings: SeveritySettings) -> list[date]:
+    """The last ``reference_days`` published days before ``onset`` (none the model trained on,
+    within ``lookback_days``) on which none of ``features`` alerted in a segment holding
+    ``segment`` or within it, oldest first."""
+    found = named_query(conn, "replay_reference_days", {"onset": onset, "after": after, "features": features,
+                                                        "lookback": settings.lookback_days})
+    clean = [ds for ds, alerted in found.iter_rows()
+             if not any(_overlap(segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])]
+    return sorted(clean[:settings.reference_days])
+
+
+def observed_losses(conn: duckdb.DuckDBPyConnection, ds: date, features: list[str], segment: tuple[str, str],
+                    days: list[date]) -> list:
+    """What each feature lost in ``segment`` on ``ds`` against ``days``: the share of its
+    covered rows (pooled over the days) no longer covered, and whether they turned NULL (the
+    share of present rows fell by more than half the covered share) or zero."""
+    from feco.ranker.perturb import Loss
+
+    if not days:
+        return []
+    counts = named_query(conn, "incident_losses", {"ds": ds, "reference": days, "features": features,
+                                                   "segment_dim": segment[0], "segment_value": segment[1]})
+    losses = []
+    for row in counts.iter_rows(named=True):
+        if not (row["day_rows"] and row["ref_rows"] and row["ref_covered"]):
+            continue
+        before, after = row["ref_covered"] / row["ref_rows"], row["day_covered"] / row["day_rows"]
+        share = round(min(1.0, 1 - after / before), 4)  # rounded: the replay's seed reads the share
+        if share > 0:
+            nulled = row["ref_present"] / row["ref_rows"] - row["day_present"] / row["day_rows"]
+            losses.append(Loss(row["feature"], share, "null" if nulled > (before - after) / 2 else "zero"))
+    return losses
+
+
+def cost_tier(d_ndcg8_low: float | None, tiers: CostTiers) -> str:
+    """The tier of the NDCG@8 loss an interval's worse end reaches.
+
+    Examples
+    --------
+    >>> cost_tier(-0.006, CostTiers()), cost_tier(-0.001, CostTiers()), cost_tier(0.002, CostTiers())
+    ('high', 'low', 'low')
+    """
+    loss = -(d_ndcg8_low or 0.0)
+    return next((name for name in ("critical", "high", "medium") if loss >= getattr(tiers, name)), "low")
+
+
+def with_cost_severity(alerts: pl.DataFrame, incidents: pl.DataFrame, costs: pl.DataFrame) -> pl.DataFrame:
+    """``alerts`` with each costed incident's tier on its drop and decay alerts and its cost
+    at the end of every attached alert's text."""
+    cost_of = {row["incident_id"]: row for row in costs.iter_rows(named=True)}
+    attached = {alert_id: cost_of[incident_id]
+                for incident_id, alert_ids in incidents.select("incident_id", "alert_ids").iter_rows()
+                if incident_id in cost_of for alert_id in alert_ids}
+    tiers = {alert_id: cost["severity"] for alert_id, cost in attached.items()}
+    texts = {alert_id: "; " + describe_cost(cost) for alert_id, cost in attached.items()}
+    costed = pl.col("alert_id").is_in(list(attached))
+    return alerts.with_columns(
+        pl.when(costed & pl.col("rule").is_in(COST_RULES))
+        .then(pl.col("alert_id").replace_strict(tiers, default=None)).otherwise(pl.col("severity")).alias("severity"),
+        pl.when(costed).then(pl.col("detail") + pl.col("alert_id").replace_strict(texts, default=""))
+        .otherwise(pl.col("detail")).alias("detail"))
+
+
+def describe_cost(cost: dict) -> str:
+    """'costs an estimated -0.012 NDCG@8 in region=DE (-0.016 to -0.008)'.
+
+    Examples
+    --------
+    >>> describe_cost({"d_ndcg8": -0.0121, "d_ndcg8_low": -0.0163, "d_ndcg8_high": -0.0079,
+    ...                "segment_dim": "region", "segment_value": "DE"})
+    'costs an estimated -0.012 NDCG@8 in region=DE (-0.016 to -0.008)'
+    """
+    return (f"costs an estimated {cost['d_ndcg8']:+.3f} NDCG@8 in {segment_name(cost)} "
+            f"({cost['d_ndcg8_low']:+.3f} to {cost['d_ndcg8_high']:+.3f})")
+
+
+def _grown(losses: list, prior: dict) -> bool:
+    replayed = dict(zip(prior["features"], prior["loss_shares"]))
+    return any(loss.share > replayed.get(loss.feature, 0.0) + REPLAY_AGAIN for loss in losses)
+
+
+def _overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    return contains(a, b) or contains(b, a)
+
+
+def _held_by(costs: pl.DataFrame, before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
+    """The costs keyed by the incidents of the second tracking: the one holding the headline
+    alert of the incident the cost was replayed for (the same incident, unless the tiers from
+    cost moved a new one's headline)."""
+    holder = {alert_id: incident_id for incident_id, alert_ids in after.select("incident_id", "alert_ids").iter_rows()
+              for alert_id in alert_ids}
+    renamed = {incident_id: holder.get(headline, incident_id)
+               for incident_id, headline in before.select("incident_id", "headline_alert_id").iter_rows()}
+    return costs.with_columns(pl.col("incident_id").replace(renamed))

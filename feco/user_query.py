@@ -1,0 +1,252 @@
+"""A user's SQL (`feco query`) run in a child process whose limits the operating system holds.
+
+DuckDB's ``memory_limit`` bounds its buffer manager only: a string built by ``repeat`` or a
+list of a hundred million numbers grows past it (3.1 GB and 7.3 GB were seen under a 200MB
+and a 2GB limit), and a query is interrupted only where DuckDB checks for it (``--timeout 2``
+ran 24-35 s). So the query runs in a child process:
+
+- memory: once the child has imported its libraries and opened the warehouse, it sets its
+  address-space limit (``RLIMIT_AS``) to what it holds then plus the memory limit, so the
+  kernel refuses any allocation beyond; DuckDB's own limit is the same, so its buffer manager
+  spills or refuses first with its clearer message. An allocation refused outside DuckDB ends
+  the query with a memory error, or ends the child; either way the command says the query
+  needs more than ``--memory-limit`` (exit 2).
+- time: the parent kills the child at the deadline (SIGKILL, whatever the query is doing);
+  the child also arms an alarm one second later, so it ends even if the parent is gone.
+- Ctrl-C: the child ignores SIGINT; the parent kills it and exits 130.
+
+The child writes ``R`` to its standard output once its libraries are loaded (the deadline
+counts from then), then ``T`` and the result as an Arrow IPC stream, or ``E`` and a JSON error
+(``code``, ``message``), and exits. The parent reads the
+result whole: at most what the child could hold.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from feco.errors import FecoError, QueryTimeoutError, UsageError
+
+MIN_MEMORY = 16_000_000  # the smallest limit a query (DuckDB, Python, the result) can run under
+_UNITS = {"": None, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+
+
+def memory_bytes(text: str) -> int:
+    """A size as DuckDB reads ``memory_limit`` (``512MB``, ``2GB``, ``1.5GiB``: KB, MB, GB, TB
+    count 1000s, KiB, MiB, GiB, TiB 1024s), in bytes; a usage error unless it is at least
+    ``MIN_MEMORY``.
+
+    Examples
+    --------
+    >>> memory_bytes("2GB"), memory_bytes("64 MiB")
+    (2000000000, 67108864)
+    """
+    match = _SIZE.fullmatch(text)
+    unit = _UNITS.get(match.group(2).lower()) if match else None
+    if unit is None:
+        raise UsageError(f"--memory-limit {text!r} is not a size: give a number and a unit, such as 512MB or 2GB "
+                         "(KB, MB, GB, TB; KiB, MiB, GiB, TiB)")
+    size = int(float(match.group(1)) * unit)
+    if size < MIN_MEMORY:
+        raise UsageError(f"--memory-limit {text} is too small: a query needs at least {MIN_MEMORY // 1000**2}MB")
+    return size
+
+
+def timeout_seconds(value: float) -> float | None:
+    """The ``--timeout`` as a deadline in seconds, None for 0 (no limit); a usage error for a
+    negative number, NaN or infinity."""
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--timeout must be 0 (no limit) or a number of seconds, got {value:g}")
+    return value or None
+
+
+def run_query(warehouse: Path, text: str, *, memory_limit: str, timeout: float | None):
+    """Run ``text`` on the warehouse (read-only, no file access) in a child process bounded
+    by ``memory_limit`` and killed after ``timeout`` seconds; return the result as a polars
+    frame whose every column polars can hold and print (see ``displayable``)."""
+    import polars as pl
+
+    request = json.dumps({"warehouse": str(warehouse), "sql": text, "memory_limit": memory_bytes(memory_limit),
+                          "timeout": timeout})
+    # -P and PYTHONPATH: the child imports this very feco, never one in the current folder
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    child = subprocess.Popen([sys.executable, "-P", "-m", "feco.user_query"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    timed_out = threading.Event()
+
+    def kill_at_deadline() -> None:
+        timed_out.set()
+        child.kill()
+
+    watchdog = threading.Timer(timeout, kill_at_deadline) if timeout else None
+    try:
+        child.stdin.write(request.encode())
+        child.stdin.close()
+        # the clock starts once the child has loaded its libraries: the query's time is its own
+        if child.stdout.read(1) == b"R" and watchdog:
+            watchdog.start()
+        answer = child.stdout.read()
+    except BrokenPipeError:  # the child died before it read the request
+        answer = b""
+    finally:
+        if watchdog:
+            watchdog.cancel()
+        child.kill()  # on Ctrl-C, or any failure here; nothing when it has exited
+        child.wait()
+    if timed_out.is_set():
+        raise QueryTimeoutError(f"query cancelled after {timeout:g}s, its time limit: narrow it or give it more time")
+    if answer[:1] == b"E":
+        error = json.loads(answer[1:])
+        raise ReportedError(error["message"], error["code"])
+    if answer[:1] == b"T" and child.returncode == 0:
+        return pl.read_ipc_stream(answer[1:])
+    raise UsageError(f"query failed: its process ended with {_ending(child.returncode)} before it answered, "
+                     f"most likely for want of memory under --memory-limit {memory_limit}")
+
+
+class ReportedError(FecoError):
+    """An error the child reported, with its exit status."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _ending(returncode: int) -> str:
+    if returncode < 0:
+        return f"signal {-returncode} ({signal.Signals(-returncode).name})"
+    return f"exit status {returncode}"
+
+
+def _serve() -> None:
+    """The child: say it is ready, read the request, answer it (see the module)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    import duckdb  # noqa: F401 - loaded before the parent's clock starts
+    import pyarrow  # noqa: F401
+
+    import feco.warehouse  # noqa: F401
+
+    out = sys.stdout.buffer
+    out.write(b"R")
+    out.flush()
+    request = json.loads(sys.stdin.buffer.read())
+    if request["timeout"]:
+        signal.alarm(math.ceil(request["timeout"]) + 1)  # the default action ends the process
+    try:
+        table = _answer(Path(request["warehouse"]), request["sql"], memory_limit=request["memory_limit"])
+    except FecoError as error:
+        out.write(b"E" + json.dumps({"code": error.exit_code, "message": str(error)}).encode())
+        return
+    import pyarrow as pa
+
+    # Written as it is serialised: a copy would halve the result a limit allows. A failure
+    # part-way exits non-zero, which the parent reports.
+    out.write(b"T")
+    with pa.ipc.new_stream(out, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _answer(warehouse: Path, text: str, *, memory_limit: int):
+    """The query's result as an Arrow table, or a FecoError saying why not."""
+    import duckdb
+    import pyarrow as pa
+
+    from feco.warehouse import open_read_only
+
+    try:
+        with open_read_only(warehouse, memory_limit=f"{memory_limit}B") as conn:
+            if not conn.extract_statements(text):
+                raise UsageError("the query is empty (no statement, only comments or blanks)")
+            _limit_address_space(memory_limit)
+            relation = conn.sql(text)
+            return displayable(relation).arrow().read_all() if relation is not None else pa.table({})
+    except duckdb.Error as error:
+        raise UsageError(_refusal(error)) from None
+    except MemoryError:
+        raise UsageError("query failed: it needs more than --memory-limit (an allocation was refused)") from None
+
+
+def _limit_address_space(limit: int) -> None:
+    """Let this process grow by at most ``limit`` bytes of address space from now on (Linux:
+    elsewhere only DuckDB's own limit holds)."""
+    import resource
+
+    try:
+        with open("/proc/self/statm") as statm:  # pages of address space in use
+            in_use = int(statm.read().split()[0]) * resource.getpagesize()
+    except FileNotFoundError:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (in_use + limit if hard == resource.RLIM_INFINITY
+                                            else min(in_use + limit, hard), hard))
+
+
+def _refusal(error: Exception) -> str:
+    message = str(error).splitlines()[0]
+    if "read-only mode" in message:
+        return f"query refused: feco query is read-only ({message})"
+    if "disabled by configuration" in message:
+        return f"query refused: feco query cannot read or write files ({message})"
+    if "locked" in message:
+        return f"query refused: settings are locked in feco query ({message})"
+    if "Out of Memory" in message or "failed to allocate" in message.lower():
+        return f"query failed: it needs more than --memory-limit ({message})"
+    return f"query failed: {message}"
+
+
+# Result types polars holds and prints faithfully; any other is shown as DuckDB's text.
+_DISPLAYABLE_TYPES = frozenset({
+    "boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
+    "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "varchar", "uuid", "enum",
+    "date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
+    "timestamp with time zone",
+})
+
+
+def displayable(relation):
+    """The relation with every value polars cannot hold (INTERVAL, UNION, BIT, BLOB, TIME WITH
+    TIME ZONE) cast to DuckDB's text for it, also inside lists, structs and maps, which keep
+    their shape (so CSV and JSON print them as JSON). Columns are taken by position, so
+    duplicate names stay apart."""
+    from feco.warehouse import quote
+
+    targets = [_display_type(type_) for type_ in relation.types]
+    if all(target is None for target in targets):
+        return relation
+    columns = [f"#{i}" if target is None else f"CAST(#{i} AS {target})" for i, target in enumerate(targets, start=1)]
+    return relation.project(", ".join(f"{column} AS {quote(name)}" for column, name in zip(columns, relation.columns)))
+
+
+def _display_type(type_) -> str | None:
+    """The type to cast a value of ``type_`` to for display, or None when polars holds it."""
+    from feco.warehouse import quote
+
+    if type_.id not in ("list", "array", "struct", "map"):
+        return None if type_.id in _DISPLAYABLE_TYPES else "VARCHAR"
+    children = [(name, child) for name, child in type_.children if isinstance(child, type(type_))]
+    targets = [_display_type(child) for _, child in children]
+    if all(target is None for target in targets):
+        return None
+    shown = [target or str(child) for (_, child), target in zip(children, targets)]
+    if type_.id == "list":
+        return f"{shown[0]}[]"
+    if type_.id == "array":
+        return f"{shown[0]}[{dict(type_.children)['size']}]"
+    if type_.id == "map":
+        return f"MAP({shown[0]}, {shown[1]})"
+    return "STRUCT(" + ", ".join(f"{quote(name)} {target}" for (name, _), target in zip(children, shown)) + ")"
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,74 @@
+"""A batch of new products changes a segment's mix of product ages, not its data's health: the
+drop rule judges all traffic and the product-age segments against their previous days as
+today's mix of age bands would have given them."""
+
+from datetime import date, timedelta
+
+import polars as pl
+
+from feco.alerts.detect import alert_inputs, detect_alerts
+from feco.warehouse import open_for_write
+from logbuilder import make_config
+
+START = date(2026, 3, 2)
+DAYS = [START + timedelta(days=i) for i in range(36)]
+LEVEL = {"0d": 0.05, "90d+": 0.6}  # a product's first day has no engagement yet
+AGE = {"0d": "new", "14-29d": "new", "90d+": "established"}
+
+
+def rows_on(ds: date, last: date) -> dict[str, int]:
+    """Rows a window per band: a few brand-new products a day, a batch every 10 days and on the last day."""
+    batch = (ds - START).days % 10 == 5 or ds == last
+    return {"0d": 1000 if batch else 100, "90d+": 1900}
+
+
+def write_day(conn, ds: date, rows: dict[str, int], coverage: dict[str, float]) -> None:
+    """States of f_dense on ds for each age band, product age and all traffic (8 windows alike)."""
+    covered = {band: round(rows[band] * coverage[band]) for band in rows}
+    segments = [(("age_band", band), rows[band], covered[band]) for band in rows]
+    segments += [(("product_age", AGE[band]), rows[band], covered[band]) for band in rows]
+    segments.append((("all", "all"), sum(rows.values()), sum(covered.values())))
+    conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(ds, window, "f_dense", dim, value, n, n, c)
+                      for (dim, value), n, c in segments for window in range(8)])
+
+
+def drops_on_the_last_day(tmp_path, *, outage: bool) -> pl.DataFrame:
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]},
+                         alerts={"min_rows": 100, "weekly": False})
+    with open_for_write(config.paths.warehouse) as conn:
+        for ds in DAYS:
+            wobble = 1 + 0.02 * ((ds - START).days % 3 - 1)
+            level = {band: value * wobble * (0.5 if outage and ds == DAYS[-1] else 1) for band, value in LEVEL.items()}
+            write_day(conn, ds, rows_on(ds, DAYS[-1]), level)
+        found = detect_alerts(conn, DAYS[-1], config=config)
+    return found.filter(pl.col("rule") == "drop_vs_moving_average").sort("segment_dim", "segment_value")
+
+
+def test_a_batch_of_new_products_is_no_drop_of_all_traffic(tmp_path):
+    # all traffic falls from 57% to 41% on the batch's day: its mix, at the bands' usual
+    # levels, says as much
+    assert drops_on_the_last_day(tmp_path, outage=False).is_empty()
+
+
+def test_a_real_drop_on_a_batch_day_still_shows(tmp_path):
+    fired = drops_on_the_last_day(tmp_path, outage=True)
+    assert ("all", "all") in set(zip(fired["segment_dim"], fired["segment_value"]))
+
+
+def test_the_overlap_of_a_segments_age_mix_with_its_history(tmp_path):
+    # a monthly batch: last month's new products (14-29 days old) gave way to today's (0 days)
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]}, alerts={"min_rows": 100})
+    with open_for_write(config.paths.warehouse) as conn:
+        for ds in DAYS[:8]:
+            replaced = ds == DAYS[7]
+            rows = {"0d" if replaced else "14-29d": 500, "90d+": 1500}
+            write_day(conn, ds, rows, {band: 0.5 for band in rows})
+        inputs = alert_inputs(conn, DAYS[7], alerts=config.alerts, segments=config.segments)
+    overlap = {(row["segment_dim"], row["segment_value"]): row["history_overlap"] for row in inputs.to_dicts()}
+    assert overlap[("product_age", "new")] == 0.0
+    assert overlap[("product_age", "established")] == 1.0
+    assert overlap[("all", "all")] == 0.75
+    assert overlap[("age_band", "0d")] is None

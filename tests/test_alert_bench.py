@@ -1,0 +1,122 @@
+"""The alert bench's instruments: scenario families drawn from a seed, and the page scorer."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from feco.ranker.datasets import default_root
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from alert_scoring import holds, score_run
+from alert_worlds import CLEAN_DAYS, FAMILIES, scenario
+
+HAVE_LTR = (default_root() / "mq2008" / "S1.txt").exists()
+GENERATED = [f for f in FAMILIES if f != "ltr" or HAVE_LTR]
+
+
+@pytest.mark.parametrize("family", GENERATED)
+def test_a_family_draws_its_world_and_schedule_from_the_seed(family):
+    first, again, other = scenario(family, 1), scenario(family, 1), scenario(family, 2)
+    assert first.specs == again.specs and first.world == again.world
+    assert first.specs != other.specs
+    for case in (first, other):
+        incidents = case.incidents()  # every spec parses against the world's features
+        features = [f for i in incidents for f in i.features]
+        assert len(features) == len(set(features)), "an incident's features are its own"
+        for incident in incidents:
+            assert incident.start >= case.start + timedelta(days=CLEAN_DAYS)
+            assert incident.start + timedelta(days=incident.days) < case.start + timedelta(days=case.days)
+        kinds = {(i.shape, i.kind, len(i.features) > 1) for i in incidents}
+        assert ("step", "null", False) in kinds and ("step", "zero", True) in kinds
+        assert any(i.shape == "decay" for i in incidents)
+        outages = [i for i in incidents if len(i.features) > 1]
+        assert all(3 <= len(i.features) <= 9 and i.source for i in outages)
+
+
+def test_family_worlds_span_what_they_promise():
+    assert all(0.6 <= scenario("zipf", s).world.zipf_exponent <= 1.1 for s in range(5))
+    weights = [w for s in range(5) for w in scenario("sizes", s).world.group_weights]
+    assert min(weights) < 0.015 and max(weights) > 0.35
+    churn = scenario("churn", 1).world
+    assert churn.launch_every_days > 1 and churn.new_share >= 0.15 and churn.cohort_spread > 0
+    assert len([i for i in scenario("outage", 1).incidents() if len(i.features) > 1]) >= 2
+
+
+def test_segments_hold_their_crosses_and_nothing_else():
+    assert holds(("all", "all"), ("product_group", "books"))
+    assert holds(("region", "DE"), ("region x query_band", "DE x head"))
+    assert holds(("query_band", "head"), ("region x query_band", "DE x head"))
+    assert not holds(("region", "DE"), ("region x query_band", "UK x head"))
+    assert not holds(("region x query_band", "DE x head"), ("region", "DE"))
+
+
+START = date(2026, 1, 5)
+
+
+def day(offset: int) -> date:
+    return START + timedelta(days=offset)
+
+
+def page(offset, incident_id, features, segment, event, rank=4, opened=None):
+    dim, value = segment.split(":")
+    return {"ds": day(offset), "incident_id": incident_id, "features": features, "segment_dim": dim,
+            "segment_value": value, "opened_ds": day(opened if opened is not None else offset), "status": "open",
+            "paged_rank": rank, "event": event, "headline_rule": "drop_vs_moving_average"}
+
+
+TRUTH = [
+    {"feature": "eng_ctr_7d", "start": str(day(20)), "days": 2, "share": 0.9, "kind": "zero", "shape": "step",
+     "segment": {"dim": "region", "value": "DE"}},
+    {"feature": "eng_ctr_30d", "features": ["eng_ctr_30d", "eng_views_7d", "eng_dwell_time"], "source": "engagement",
+     "start": str(day(30)), "days": 1, "share": 0.8, "kind": "zero", "shape": "step", "segment": None},
+    {"feature": "meta_rating", "start": str(day(25)), "days": 10, "share": 0.6, "kind": "zero", "shape": "decay",
+     "segment": None},
+]
+
+
+def scored(rows: list[dict]) -> dict:
+    incidents = pl.DataFrame(rows, schema_overrides={"features": pl.List(pl.String)})
+    shares = pl.DataFrame({"ds": [day(20)], "segment_dim": ["region"], "segment_value": ["DE"], "share": [0.14]})
+    return score_run(incidents, shares, TRUTH, first_scored=day(14), last_day=day(55))
+
+
+def test_the_scorer_matches_pages_to_what_was_injected():
+    result = scored([
+        page(20, "de", ["eng_ctr_7d"], "region:DE", "opened"),
+        page(24, "de", ["eng_ctr_7d"], "region:DE", "resolved", opened=20),  # 2 days after recovery
+        page(26, "cross", ["eng_ctr_7d"], "region x query_band:DE x head", "opened"),  # within 7 days after
+        page(21, "books", ["eng_ctr_7d"], "product_group:books", "opened"),  # another segment: false
+        page(23, "books", ["eng_ctr_7d"], "product_group:books", "resolved", opened=21),
+        page(5, "early", ["text_bm25_title"], "all:all", "opened"),  # before the scored days
+        page(30, "a", ["eng_ctr_30d"], "all:all", "opened"),
+        page(31, "b", ["eng_views_7d"], "region:UK", "opened"),  # the outage paged twice
+        page(27, "decay", ["meta_rating"], "all:all", "opened", rank=2),
+        page(31, "decay", ["meta_rating"], "all:all", "escalated", rank=3, opened=27),
+        page(42, "late", ["meta_rating"], "all:all", "opened"),  # more than 7 days after the decay
+    ])
+    assert (result["false_opens"], result["false_escalations"], result["false_resolves"]) == (2, 0, 1)
+    assert result["false_pages_per_week"] == pytest.approx(3 / 6)
+    step, outage, decay = result["incidents"]
+    assert step["target"] and step["paged_in_a_day"] and step["delay"] == 0 and step["severity_fits"]
+    assert step["incidents_paged"] == 2 and step["resolve_lag"] is None  # the cross never resolved
+    assert outage["incidents_paged"] == 2 and outage["features_listed"] == pytest.approx(2 / 3)
+    assert decay["delay"] == 2 and decay["reached_severity"] == "high" and not decay["reached_tier_fits"]
+    assert result["target_recall"] == {"n": 2, "hit": 2}
+    assert result["outages_paged_once"] == {"n": 1, "hit": 0}
+    assert result["decays_at_reached_tier"] == {"n": 1, "hit": 0}
+
+
+def test_a_step_that_resolves_reports_its_lag_and_a_quiet_run_has_no_false_pages():
+    result = scored([
+        page(20, "de", ["eng_ctr_7d"], "region:DE", "opened"),
+        page(23, "de", ["eng_ctr_7d"], "region:DE", "resolved", opened=20),
+    ])
+    assert result["false_pages"] == 0 and result["incidents"][0]["resolve_lag"] == 1
+    assert result["resolve_lags"] == [1] and result["unresolved"] == 0
+    assert not result["incidents"][1]["paged"] and result["target_recall"] == {"n": 2, "hit": 1}
