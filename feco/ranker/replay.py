@@ -27,7 +27,7 @@ import pyarrow as pa
 from feco.config import Config
 from feco.coverage import band_histories, segment_rows
 from feco.evaluation import evaluate_labelled
-from feco.ranker.claims import bootstrap_interval
+from feco.ranker.claims import bootstrap_means
 from feco.ranker.daily import ltr_rows
 from feco.ranker.model import TrainedRanker, predict_scores
 from feco.ranker.perturb import Loss, apply_losses
@@ -93,7 +93,8 @@ def replay_cost(reference: pl.DataFrame, model: TrainedRanker, losses: Sequence[
     deltas = {m: after[m] - before[m] for m in METRICS}
     if not len(deltas["ndcg8"]):
         return Cost(0, *[None] * 7)
-    intervals = {m: bootstrap_interval(d, resamples=resamples, rng=np.random.default_rng(seed))
+    intervals = {m: np.percentile(bootstrap_means(d, resamples=resamples, rng=np.random.default_rng(seed)),
+                                  [2.5, 97.5]).tolist()
                  for m, d in deltas.items()}
     return Cost(len(deltas["ndcg8"]), float(before["ndcg8"].mean()),
                 *[value for m in METRICS for value in (float(deltas[m].mean()), *intervals[m])])
