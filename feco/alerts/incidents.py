@@ -120,6 +120,7 @@ class _Day:
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
+        self.failing: set[str | None] = set()  # features with a live alert today (set by track)
 
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
@@ -138,6 +139,7 @@ class _Day:
         source that newly fail on one day in one segment open one incident together
         (``_outages``); then each feature's alerts attach (``_attach``)."""
         live = {feature: [alert for alert in alerts if self.is_live(alert)] for feature, alerts in todays.items()}
+        self.failing = {feature for feature, alerts in live.items() if alerts}
         for feature in sorted(live, key=str):
             if live[feature]:
                 _spread(self._covering(incidents, feature), live[feature])
@@ -150,10 +152,13 @@ class _Day:
                 else self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
-        """The incidents a feature's alerts may join: its own, and its source's."""
+        """The incidents a feature's alerts may join: its own, and its source's while another
+        of that incident's features is failing today (once they have recovered, a feature of the
+        source failing is a new failure, paged as such)."""
         source = self.source_of.get(feature)
         return [state for state in incidents if state["feature"] == feature or feature in state["features"]
-                or (source is not None and state["source"] == source)]
+                or (source is not None and state["source"] == source
+                    and any(other in self.failing for other in state["features"]))]
 
     def _attach(self, feature: str | None, alerts: list[dict], live: list[dict],
                 incidents: list[dict]) -> list[tuple[dict, dict]]:

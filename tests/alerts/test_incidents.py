@@ -244,6 +244,16 @@ def test_features_of_one_source_failing_together_are_one_incident_and_one_page()
     assert second["event"].to_list() == [None] and days["incident_id"].n_unique() == 2
 
 
+def test_a_feature_of_a_source_failing_after_its_outage_recovered_is_paged_as_its_own():
+    # eng_a and eng_b failed together and recovered; before the incident resolves, eng_c fails
+    de = ("region", "DE")
+    outage = [alert(de, feature=f, rows=2_000) for f in ("eng_a", "eng_b")]
+    days = track([(outage, coverage(FEATURES, DE=0.1)), ([], coverage(FEATURES)),
+                  ([alert(de, feature="eng_c", rows=2_000)], coverage(FEATURES))], sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened").sort("ds")
+    assert opened.select("source", "features").rows() == [("engagement", ["eng_a", "eng_b"]), (None, ["eng_c"])]
+
+
 def test_one_feature_of_a_source_failing_alone_is_its_own_incident():
     days = track([([alert(("region", "DE"), feature="eng_a", rows=2_000)], coverage(FEATURES, DE=0.1))],
                  sources=ENGAGEMENT)
