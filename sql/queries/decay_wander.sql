@@ -4,7 +4,12 @@
 -- membership, campaigns). This measures that movement from whole weeks: 7-day blocks counted
 -- back from the day before $ds to $ref_start, at most $wander_days back (query-band segments
 -- from $bands_from on: bands drawn from fewer days than their window are not the same segment).
--- Inputs: feco_daily. Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from.
+-- A week holding a day that raised a step alert (a drop or values turning NULL) for the
+-- feature in the segment or in all traffic is not a whole week of normal days: an outage of
+-- one feature must not widen the wander its segment's (or its source's) other features are
+-- judged with.
+-- Inputs: feco_daily, alerts (earlier days').
+-- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from.
 -- Output, per feature and segment: weeks (whole weeks of days with at least $min_rows rows),
 --   week_var (the variance of their mean coverages), ratio_week_var (of their mean ratios to
 --   the rest of traffic, NULL for the global segment).
@@ -18,12 +23,23 @@ WITH daily AS (
     WHERE ds BETWEEN greatest($ref_start, $ds - to_days($wander_days)) AND $ds - INTERVAL 1 DAY
     WINDOW same_day AS (PARTITION BY ds, feature)
 ),
+step_days AS (
+    SELECT DISTINCT ds, feature, segment_dim, segment_value
+    FROM alerts
+    WHERE rule IN ('drop_vs_moving_average', 'missing_values')
+),
 blocks AS (
-    SELECT feature, segment_dim, segment_value,
-           date_diff('day', ds, $ds - INTERVAL 1 DAY) // 7 AS block,
-           avg(coverage) AS week_coverage, avg(rest_ratio) AS week_ratio
+    SELECT daily.feature, daily.segment_dim, daily.segment_value,
+           date_diff('day', daily.ds, $ds - INTERVAL 1 DAY) // 7 AS block,
+           avg(daily.coverage) AS week_coverage, avg(daily.rest_ratio) AS week_ratio
     FROM daily
-    WHERE n_rows >= $min_rows AND (ds >= $bands_from OR segment_dim NOT LIKE '%query_band%')
+    LEFT JOIN step_days AS own
+        ON own.ds = daily.ds AND own.feature = daily.feature
+       AND own.segment_dim = daily.segment_dim AND own.segment_value = daily.segment_value
+    LEFT JOIN step_days AS everywhere
+        ON everywhere.ds = daily.ds AND everywhere.feature = daily.feature AND everywhere.segment_dim = 'all'
+    WHERE daily.n_rows >= $min_rows AND (daily.ds >= $bands_from OR daily.segment_dim NOT LIKE '%query_band%')
+      AND own.ds IS NULL AND everywhere.ds IS NULL
     GROUP BY ALL
     HAVING count(*) = 7  -- whole weeks only: a part week carries its weekdays' levels
 )
