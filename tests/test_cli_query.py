@@ -100,7 +100,7 @@ def test_an_empty_or_ambiguous_query_is_a_usage_error(config_file, capsys, args)
 
 
 def test_a_query_is_cancelled_at_its_timeout(config_file, capsys):
-    assert query(config_file, "SELECT count(*) FROM range(100000000000)", "--timeout", "0.5") == 2
+    assert query(config_file, "SELECT sum(hash(range)) FROM range(100000000000)", "--timeout", "0.5") == 2
     assert "query cancelled after 0.5s" in capsys.readouterr().err
 
 
@@ -226,7 +226,7 @@ def test_a_long_query_gives_way_to_a_run(config_file, tmp_path):
     before that by default, so a run started during a query is not refused."""
     warehouse = tmp_path / "feco.duckdb"
     reader = subprocess.Popen(
-        [sys.executable, "-m", "feco", "query", "SELECT count(*) FROM range(100000000000)",
+        [sys.executable, "-m", "feco", "query", "SELECT sum(hash(range)) FROM range(100000000000)",
          "--timeout", "10", "--config", config_file],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
