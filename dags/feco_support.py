@@ -8,7 +8,8 @@ DAG file imports only the standard library and airflow.sdk. Copy this file with 
 from __future__ import annotations
 
 import os
-from datetime import date
+import tomllib
+from datetime import date, timedelta
 
 import pendulum
 from airflow.sdk import Asset, Param, get_current_context
@@ -26,6 +27,26 @@ WAREHOUSE_POOL = os.environ.get("FECO_POOL", "feco_warehouse")
 # (catchup, one at a time); without it, only the latest finished day.
 START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
 CATCHUP = os.environ.get("FECO_CATCHUP", str("FECO_START_DATE" in os.environ)).lower() in ("1", "true", "yes")
+
+
+
+def retry_settings() -> dict:
+    """`retries` and `retry_delay` for every task, from the `[airflow]` table of $FECO_CONFIG
+    (2 and 5 minutes when it is absent). Read with tomllib, not feco, so parsing stays light;
+    feco validates the same keys when it loads the config. A wrong type fails the parse with a
+    message naming the key, rather than leaving the defaults in place unnoticed."""
+    path = os.environ.get("FECO_CONFIG")
+    table = {}
+    if path and os.path.isfile(path):
+        with open(path, "rb") as file:
+            table = tomllib.load(file).get("airflow", {})
+    retries, delay = table.get("retries", 2), table.get("retry_delay_minutes", 5)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ValueError(f"{path}: key 'airflow.retries' must be a whole number >= 0, not {retries!r}")
+    if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
+        raise ValueError(f"{path}: key 'airflow.retry_delay_minutes' must be a number >= 0, not {delay!r}")
+    return {"retries": retries, "retry_delay": timedelta(minutes=delay)}
+
 
 PARAMS = {
     "config": Param(os.environ.get("FECO_CONFIG", ""), type="string",

@@ -310,7 +310,8 @@ class Notify(_Model):
     deadline_seconds: Annotated[float, Field(gt=0)] = 30.0
     # More pending messages than this on a channel (after a backfill or an outage): one digest.
     digest_after: Annotated[int, Field(ge=1)] = 3
-    # The report's path or URL, named in a digest.
+    # The report's path (relative to the config's folder) or URL, named in a digest and linked
+    # from a Slack message.
     report: str | None = None
 
 
@@ -436,6 +437,14 @@ class Ranker(_Model):
         return self
 
 
+class AirflowTasks(_Model):
+    """How the Airflow DAGs retry a failed task. Read where the DAGs are parsed (from
+    $FECO_CONFIG), so a change applies from the next parse, not to runs already queued."""
+
+    retries: Annotated[int, Field(ge=0)] = 2
+    retry_delay_minutes: Annotated[float, Field(ge=0)] = 5.0
+
+
 class Spark(_Model):
     """The Spark engine's session. Unset ``master``: spark-submit's, else local mode."""
 
@@ -457,6 +466,7 @@ class Config(_Model):
     segments: Segments = Field(default_factory=Segments)
     alerts: Alerts = Field(default_factory=Alerts)
     ranker: Ranker = Field(default_factory=Ranker)
+    airflow: AirflowTasks = Field(default_factory=AirflowTasks)
     source: Path = Field(default=Path("<memory>"), exclude=True)
 
     @model_validator(mode="after")
@@ -521,6 +531,8 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
+    if notify.report is not None and "://" not in notify.report:  # a URL stays as it is
+        notify = notify.model_copy(update={"report": str((base / notify.report).resolve())})
     alerts = config.alerts.model_copy(update={"notify": notify})
     ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
     paths = config.paths.model_copy(update=resolved)

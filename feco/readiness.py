@@ -34,6 +34,10 @@ class LogReadiness:
     def give_up_line(self) -> str:
         return f"logs for {self.ds} not ready by {self.deadline:%Y-%m-%d %H:%M} UTC: {self.reason}"
 
+    def waiting_line(self) -> str:
+        """What a waiting check logs: why the day is not ready yet, and until when it waits."""
+        return f"logs for {self.ds} not ready yet: {self.reason}; waiting until {self.deadline:%Y-%m-%d %H:%M} UTC"
+
 
 def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
     """Whether the logs of ``ds`` are complete at ``now`` (aware, UTC), and why not."""
