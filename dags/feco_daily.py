@@ -86,9 +86,9 @@ def feco_daily():
 
     @task(execution_timeout=timedelta(minutes=15), **writes)
     def notify(*, params=None) -> dict:
-        from feco_support import webhook_url
+        from feco_support import channel_secrets
 
-        return run_step("notify", webhook_url=webhook_url(params["config"] or None))
+        return run_step("notify", secrets=channel_secrets(params["config"] or None))
 
     @task(**writes)
     def report() -> dict:

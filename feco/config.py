@@ -298,6 +298,32 @@ class MissingSettings(_Model):
     absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
 
 
+class PagerDutySettings(_Model):
+    """PagerDuty's Events API v2 (feco.alerts.channels.pagerduty). The routing key is a secret:
+    from the environment variable named here, or the Airflow connection's password."""
+
+    routing_key_env: str | None = "FECO_PAGERDUTY_ROUTING_KEY"
+    airflow_connection: str | None = None
+    url: str = "https://events.pagerduty.com/v2/enqueue"  # the EU service: events.eu.pagerduty.com
+    source: str = "feco"  # payload.source: the system PagerDuty shows as affected
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not url.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL")
+        return url
+
+
+class SlackSettings(_Model):
+    """A Slack incoming webhook (feco.alerts.channels.slack). Its URL is a secret: from the
+    environment variable named here, or the Airflow connection (as the Slack provider's
+    ``slackwebhook`` connection holds it)."""
+
+    webhook_url_env: str | None = "FECO_SLACK_WEBHOOK_URL"
+    airflow_connection: str | None = None
+
+
 class Notify(_Model):
     """Where incident messages go. Secrets never live here: only the names of where to find them."""
 
@@ -313,6 +339,9 @@ class Notify(_Model):
     # The report's path (relative to the config's folder) or URL, named in a digest and linked
     # from a Slack message.
     report: str | None = None
+    # Channels a team receives pages in, on when their table is present.
+    pagerduty: PagerDutySettings | None = None
+    slack: SlackSettings | None = None
 
 
 class Incidents(_Model):
