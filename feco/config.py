@@ -18,6 +18,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from feco.errors import ConfigError
+from feco.log_tables import is_table
+from feco.log_tables import resolve as resolve_table
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
@@ -47,6 +49,9 @@ class Paths(_Model):
     # An Airflow connection holding the object store's credentials (login, password, extra
     # endpoint_url / region_name); feco_daily exports it to the tasks' environment.
     airflow_connection: str | None = None
+    # Logs in an Iceberg table (logs = "iceberg:CATALOG/NAMESPACE.TABLE"): the catalog's
+    # properties beside pyiceberg's own configuration (secrets belong there); see feco.log_tables.
+    iceberg_catalog: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("warehouse", mode="before")
     @classmethod
@@ -555,7 +560,10 @@ def parse_config(raw: dict, *, source: Path) -> Config:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
     resolved = {name: value if "://" in str(value) else (base / value).resolve()
-                for name, value in config.paths.model_dump(exclude={"airflow_connection"}).items() if value}
+                for name, value in config.paths.model_dump(exclude={"airflow_connection", "iceberg_catalog"}).items()
+                if value}
+    if is_table(config.paths.logs):  # a table's name, not a folder
+        resolved["logs"] = resolve_table(config.paths.logs, base)
     resolved.setdefault("report", resolved["warehouse"].parent / "report")
     notify = config.alerts.notify
     if notify.jsonl is not None:

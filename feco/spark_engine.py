@@ -28,7 +28,8 @@ from feco.coverage import (
     states_from_finest,
     value_kinds,
 )
-from feco.errors import DataError, FecoError
+from feco.errors import DataError, FecoError, UsageError
+from feco.log_tables import is_table
 from feco.sample_files import WINDOWS_FILE
 from feco.sampling import (
     FILE,
@@ -75,6 +76,9 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
     summary. Each window's events are ranked in one Spark task (two columns of them). The
     input checks are the DuckDB engine's own (``window_files``, ``check_one_file_per_event``)."""
+    if is_table(config.paths.logs):
+        raise UsageError(f"the Spark engine reads Hive-style Parquet folders, not the log table {config.paths.logs}: "
+                         'use engine = "duckdb" for a table (docs/lake.md)')
     spark = session(config)
     _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     summaries, writes = [], []
