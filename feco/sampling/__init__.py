@@ -516,15 +516,22 @@ class SampleFiles:
         """From the files' footers alone."""
         return sum(self._open(f).metadata.num_rows for f in self.files)
 
-    def batches(self, columns: list[str] | None = None) -> pa.RecordBatchReader:
-        """The rows with their ``window`` column (or only ``columns``), a batch at a time."""
+    def batches(self, columns: list[str] | None = None, *, dictionaries: list[str] = (),
+                batch_size: int = 65_536) -> pa.RecordBatchReader:
+        """The rows with their ``window`` column (or only ``columns``), ``batch_size`` rows at a
+        time; the string columns named in ``dictionaries`` as dictionary codes (as Parquet
+        stores them, so no string is hashed to tell equal values)."""
         schema = self.arrow_schema
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns])
+        schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type)) if f.name in dictionaries else f
+                            for f in schema])
 
         def read():
             for file, window in zip(self.files, self.windows):
-                for batch in self._open(file).iter_batches(columns=[c for c in schema.names if c != "window"]):
+                reader = self._open(file, dictionaries=[n for n in dictionaries if n in schema.names])
+                for batch in reader.iter_batches(batch_size=batch_size,
+                                                 columns=[c for c in schema.names if c != "window"]):
                     batch_columns = {name: batch.column(name) for name in batch.schema.names}
                     batch_columns["window"] = pa.array(np.full(batch.num_rows, window, np.int16))
                     yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
@@ -544,9 +551,9 @@ class SampleFiles:
         """The rows (or ``columns``) in memory."""
         return pl.from_arrow(self.batches(columns).read_all())
 
-    def _open(self, file: str) -> pq.ParquetFile:
+    def _open(self, file: str, *, dictionaries: list[str] = ()) -> pq.ParquetFile:
         try:
-            return pq.ParquetFile(self.fs.open_input_file(file))
+            return pq.ParquetFile(self.fs.open_input_file(file), read_dictionary=dictionaries or None)
         except (OSError, pa.ArrowException) as error:
             raise DataError(f"corrupt or unreadable sample file {self.names[self.files.index(file)]}: {error}") from None
 
