@@ -25,6 +25,9 @@ GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
 SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age"]
 ROW_NUMBER = "feco_row_number"
+# The name row_segments.sql gives the column each dimension is taken from.
+RAW_COLUMNS = {"query_band": "raw_query", "product_group": "raw_product_group", "region": "raw_region",
+               "product_age": "raw_first_seen"}
 
 STATE_SCHEMA = {
     "ds": pl.Date,
@@ -122,7 +125,7 @@ def _segment_columns(config: Config) -> dict[str, str | None]:
     """The column each segment dimension is taken from; None where no segment uses it."""
     logs = config.logs
     used = {d for dims in config.segments.names() for d in dims}
-    columns = {"product_group": logs.product_group, "region": logs.region, "query_band": logs.query,
+    columns = {"query_band": logs.query, "product_group": logs.product_group, "region": logs.region,
                "product_age": logs.product_first_seen}
     return {dimension: column if dimension in used else None for dimension, column in columns.items()}
 
@@ -257,17 +260,11 @@ def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
 def _segment_sources(available: list[str], *, config: Config, quote) -> dict[str, str]:
     """The event id and the columns segments come from, as expressions under fixed names
     (NULL where no configured segment uses them)."""
-    columns = config.logs
-    sources = {"raw_query": columns.query, "raw_product_group": columns.product_group,
-               "raw_region": columns.region, "raw_first_seen": columns.product_first_seen}
-    needed = {"raw_query": "query_band", "raw_product_group": "product_group", "raw_region": "region",
-              "raw_first_seen": "product_age"}
-    used = {d for dims in config.segments.names() for d in dims}
-    selected = {"event_id": quote(columns.event_id)}
-    for name, source in sources.items():
-        if needed[name] in used and source not in available:
-            raise DataError(f"segment column '{source}' (for {needed[name]}) not in the logs")
-        selected[name] = quote(source) if needed[name] in used else "CAST(NULL AS STRING)"
+    selected = {"event_id": quote(config.logs.event_id)}
+    for dimension, column in _segment_columns(config).items():
+        if column is not None and column not in available:
+            raise DataError(f"segment column '{column}' (for {dimension}) not in the logs")
+        selected[RAW_COLUMNS[dimension]] = "CAST(NULL AS STRING)" if column is None else quote(column)
     return selected
 
 
