@@ -83,6 +83,7 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     summaries, writes = [], []
     for window in windows:
+        _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: choose events")
         rows, summary = _reading(window.files, _window_sample, spark, window, ds=ds, config=config)
         summaries.append(summary)
         if rows is not None:
@@ -91,12 +92,18 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
 
     def write(staging: storage.Location) -> None:
         for window, rows in writes:
+            _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: write rows")
             folder = spark_path(storage.join(staging, f"window={window.window.index}"))
             _reading(window.files, rows.write.mode("overwrite").parquet, folder)
 
     summary = window_summary_frame(summaries)
     replace_day(ds, config, write, summary)
     return summary
+
+
+def _describe_jobs(spark, description: str) -> None:
+    """Name the jobs that follow in Spark's UI and event log (bench/spark_stages.py reads them)."""
+    spark.sparkContext.setJobDescription(description)
 
 
 def _reading(files: LogFiles, action, *args, **kwargs):
@@ -160,6 +167,7 @@ def compute_states(ds: date, config: Config, *, references: dict[str, float],
     from pyspark.sql import functions as F
 
     spark = session(config)
+    _describe_jobs(spark, f"feco coverage {ds}: finest counts")
     day = partition_dir(config.paths.samples, ds)
     if not storage.exists(storage.join(day, WINDOWS_FILE)):
         raise DataError(f"no sample for {ds} under {config.paths.samples} (run the sample step first)")
