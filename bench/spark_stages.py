@@ -65,14 +65,12 @@ def main() -> None:
         config.write_text(config.read_text() + f'\n[spark]\nmaster = "{cluster.master}"\nconf = {{ {conf} }}\n')
         started = time.time()
         seconds, cpu, peak, output = _measure(REPO, config)
-    log = next(events.iterdir())
-    phases, app_start, app_end = _phases(log)
+    print(f"Spark engine (cluster): {seconds:.1f} s, driver-side CPU {cpu:.1f} s, peak RSS of the feco process "
+          f"tree {peak:,.0f} MB; {_field(output, 'events')} events, {_field(output, 'rows')} rows sampled", flush=True)
+    phases, app_start, app_end = _phases(next(events.iterdir()))
     executor_cpu = sum(p["cpu_ns"] for p in phases.values()) / 1e9
-    print(f"Spark engine (cluster): {seconds:.1f} s, driver-side CPU {cpu:.1f} s + executors' CPU "
-          f"{executor_cpu:.1f} s; peak RSS of the feco process tree {peak:,.0f} MB; "
-          f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled; "
-          f"process start to application start {app_start / 1000 - started:.1f} s, application "
-          f"{(app_end - app_start) / 1000:.1f} s")
+    print(f"executors' CPU {executor_cpu:.1f} s; from starting `feco run` to the application's start "
+          f"{app_start / 1000 - started:.1f} s (Python, feco, the driver JVM), application {(app_end - app_start) / 1000:.1f} s")
     print(f"{'phase':<38} {'jobs':>4} {'stages':>6} {'tasks':>6} {'stage s':>8} {'run s':>7} {'CPU s':>6} "
           f"{'rows read':>12} {'shuffle MB':>10}")
     for name, p in sorted(phases.items(), key=lambda item: item[1]["first"]):
@@ -93,7 +91,9 @@ def _phases(log: Path) -> tuple[dict[str, dict], int, int]:
     tasks, the stages' wall time and their metrics; and the application's start and end (ms)."""
     description_of_stage, phases = {}, defaultdict(lambda: defaultdict(int) | {"jobs": set()})
     app_start = app_end = 0
-    for line in log.read_text().splitlines():
+    # Spark 4 rolls its event log: a folder of events_<n>_<app> files
+    files = sorted(log.glob("events_*"), key=lambda f: int(f.name.split("_")[1])) if log.is_dir() else [log]
+    for line in (line for file in files for line in file.read_text().splitlines()):
         event = json.loads(line)
         kind = event["Event"]
         if kind == "SparkListenerApplicationStart":
