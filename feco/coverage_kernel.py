@@ -16,6 +16,8 @@ bands come from ``sql/coverage/query_bands.sql`` itself.
 
 from __future__ import annotations
 
+import functools
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ KEYS = ["window", "product_group", "region", "query_band", "product_age"]
 FEATURES_PER_PATTERN = 4  # 3^4 = 81 patterns: a group's counts stay in the CPU's cache
 PATTERNS = 3**FEATURES_PER_PATTERN
 NO_MASK = np.zeros(0, np.uint8)
+COUNTING_THREADS = 2
 BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
 
 
@@ -72,22 +75,25 @@ def finest_counts(batches: Iterable[pa.RecordBatch], *, features: list[FeatureRu
                   segments: Segments) -> pl.DataFrame:
     """``finest_counts.sql``'s rows ("window", the four segment values, n_rows, p0, c0, …)
     for the rows of ``batches`` (each with a ``window`` column and the columns named)."""
-    parts = [_batch_counts(batch, features=features, segments=segments) for batch in _read_ahead(batches)]
+    parts = list(_each_counted(batches, functools.partial(_batch_counts, features=features, segments=segments)))
     sums = [pl.col("n_rows").sum(), *(pl.col(f"{kind}{i}").sum() for i in range(len(features)) for kind in "pc")]
     if not parts:
         return _counts_frame({key: [] for key in KEYS}, np.zeros(0, np.int64), np.zeros((0, len(features), 2), np.int64))
     return pl.concat(parts).group_by(KEYS).agg(sums)
 
 
-def _read_ahead(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The batches, the next one read (Parquet decoding, which frees the GIL) while the one
-    before is counted (compiled loops, which free it too): two batches in memory at most."""
-    iterator = iter(batches)
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        pending = reader.submit(next, iterator, None)
-        while (batch := pending.result()) is not None:
-            pending = reader.submit(next, iterator, None)
-            yield batch
+def _each_counted(batches: Iterable[pa.RecordBatch], count) -> Iterator[pl.DataFrame]:
+    """``count(batch)`` of each batch, COUNTING_THREADS at a time while the next batch is read
+    (the compiled loops and Parquet decoding free the GIL): at most COUNTING_THREADS + 1
+    batches in memory."""
+    pending = deque()
+    with ThreadPoolExecutor(max_workers=COUNTING_THREADS) as pool:
+        for batch in batches:
+            pending.append(pool.submit(count, batch))
+            if len(pending) > COUNTING_THREADS:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _batch_counts(batch: pa.RecordBatch, *, features: list[FeatureRule], segments: Segments) -> pl.DataFrame:
