@@ -1,7 +1,7 @@
 """The Spark engine on a real Spark standalone cluster: a master and two workers on 127.0.0.1,
 started with the launcher pyspark ships. `feco run` with engine = "spark" against
-spark://127.0.0.1:…, and the same day through spark-submit (the command Airflow's
-SparkSubmitOperator runs), write the DuckDB engine's states; the master saw both
+spark://127.0.0.1:…, and the same day through spark-submit run by an Airflow task (the command
+Airflow's SparkSubmitOperator builds), write the DuckDB engine's states; the master saw both
 applications through to the end."""
 
 import shutil
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from dags.conftest import airflow_home  # noqa: F401 - the fixture, for the Airflow route
+from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 from logbuilder import write_config_file
 
 from feco.warehouse import open_read_only
@@ -99,14 +101,42 @@ def test_feco_run_on_the_cluster_writes_the_duckdb_engines_states(tmp_path, clus
     assert _completed_apps(cluster) == finished + 1  # the run was an application of this master
 
 
-def test_spark_submit_to_the_cluster_writes_the_duckdb_engines_states(tmp_path, cluster, logs, duckdb_states):
-    # The route of docs/lake.md: a one-line driver outside the package, spark-submit's master
-    # (the config leaves [spark] master unset), client mode; SparkSubmitOperator runs this.
+# The Airflow route of docs/lake.md: a task runs spark-submit with a one-line driver kept
+# outside the package, spark-submit's master (the config leaves [spark] master unset), client
+# mode, the day from the run's {{ ds }}. The command is the one SparkSubmitOperator builds; a
+# BashOperator runs it, as the Spark provider is not in the project's extras (docs/lake.md).
+SUBMIT_DAG = """
+import pendulum
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import dag
+
+
+@dag(dag_id="feco_spark_submit", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"))
+def feco_spark_submit():
+    BashOperator(task_id="feco_run", bash_command={command!r}, env={env!r}, append_env=True)
+
+
+feco_spark_submit()
+"""
+
+
+def test_spark_submit_from_airflow_to_the_cluster_writes_the_duckdb_engines_states(
+        tmp_path, cluster, logs, duckdb_states, airflow_home):  # noqa: F811 - the imported fixture
     driver = tmp_path / "feco_main.py"
     driver.write_text("from feco.cli import main; raise SystemExit(main())\n")
-    finished = _completed_apps(cluster)
     config = _config(tmp_path / "submitted", logs, spark=_spark_section(None))
-    _run([str(cluster.home / "bin" / "spark-submit"), "--master", cluster.master, "--deploy-mode", "client",
-          str(driver), "run", "--ds", DAY.isoformat(), "--config", str(config)], env=environment(cluster.home))
+    command = (f"{cluster.home / 'bin' / 'spark-submit'} --master {cluster.master} --deploy-mode client {driver} "
+               f"run --ds {{{{ ds }}}} --config {config}")
+    spark_env = {k: v for k, v in environment(cluster.home).items() if k.startswith(("SPARK_", "PYSPARK_"))}
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "feco_spark_submit.py").write_text(SUBMIT_DAG.format(command=command, env=spark_env))
+    finished = _completed_apps(cluster)
+    state = run_in_airflow(airflow_home, LOAD_BAG.format(dags=dags) + f"""
+    import pendulum
+    dag = bag.get_dag("feco_spark_submit")
+    print(dag.test(logical_date=pendulum.datetime({DAY.year}, {DAY.month}, {DAY.day}, tz="UTC")).state)
+    """, AIRFLOW__CORE__DAGS_FOLDER=str(dags))  # dag.test() runs DAGs of the configured folder
+    assert state == "success"
     assert _states(config).equals(duckdb_states)
     assert _completed_apps(cluster) == finished + 1
