@@ -22,10 +22,12 @@ credentials from the workers' environment, or from the Airflow connection the co
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from airflow.sdk import CronDataIntervalTimetable, PokeReturnValue, dag, task
-from feco_support import CATCHUP, COVERAGE, DAILY_PARAMS, START, WAREHOUSE_POOL, run_step, tell_failure
+from feco_support import (CATCHUP, COVERAGE, DAILY_PARAMS, START, WAREHOUSE_POOL, retry_settings, run_step,
+                          tell_failure)
 
 writes = {"pool": WAREHOUSE_POOL}
 
@@ -37,8 +39,7 @@ writes = {"pool": WAREHOUSE_POOL}
     catchup=CATCHUP,
     max_active_runs=1,
     params=DAILY_PARAMS,
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=5), "execution_timeout": timedelta(hours=2),
-                  "on_failure_callback": tell_failure},
+    default_args={**retry_settings(), "execution_timeout": timedelta(hours=2), "on_failure_callback": tell_failure},
     tags=["feco"],
     doc_md=__doc__,
 )
@@ -53,6 +54,8 @@ def feco_daily():
         readiness = run_step("check_logs")
         if readiness.overdue:
             raise AirflowFailException(readiness.give_up_line())
+        if not readiness.ready:  # else the log says only "Rescheduling"
+            logging.getLogger("airflow.task").info(readiness.waiting_line())
         return PokeReturnValue(is_done=readiness.ready, xcom_value=readiness.reason)
 
     @task(**writes)
@@ -83,9 +86,9 @@ def feco_daily():
 
     @task(execution_timeout=timedelta(minutes=15), **writes)
     def notify(*, params=None) -> dict:
-        from feco_support import webhook_url
+        from feco_support import channel_secrets
 
-        return run_step("notify", webhook_url=webhook_url(params["config"] or None))
+        return run_step("notify", secrets=channel_secrets(params["config"] or None))
 
     @task(**writes)
     def report() -> dict:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airflow.sdk import dag, task
-from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, run_config, run_day, tell_failure
+from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, retry_settings, run_config, run_day, tell_failure
 
 
 @dag(
@@ -25,8 +25,7 @@ from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, run_config, ru
     catchup=False,
     max_active_runs=1,
     params=PARAMS,
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=10), "execution_timeout": timedelta(hours=3),
-                  "on_failure_callback": tell_failure},
+    default_args={**retry_settings(), "execution_timeout": timedelta(hours=3), "on_failure_callback": tell_failure},
     tags=["feco"],
     doc_md=__doc__,
 )

@@ -8,7 +8,8 @@ DAG file imports only the standard library and airflow.sdk. Copy this file with 
 from __future__ import annotations
 
 import os
-from datetime import date
+import tomllib
+from datetime import date, timedelta
 
 import pendulum
 from airflow.sdk import Asset, Param, get_current_context
@@ -26,6 +27,26 @@ WAREHOUSE_POOL = os.environ.get("FECO_POOL", "feco_warehouse")
 # (catchup, one at a time); without it, only the latest finished day.
 START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC")
 CATCHUP = os.environ.get("FECO_CATCHUP", str("FECO_START_DATE" in os.environ)).lower() in ("1", "true", "yes")
+
+
+
+def retry_settings() -> dict:
+    """`retries` and `retry_delay` for every task, from the `[airflow]` table of $FECO_CONFIG
+    (2 and 5 minutes when it is absent). Read with tomllib, not feco, so parsing stays light;
+    feco validates the same keys when it loads the config. A wrong type fails the parse with a
+    message naming the key, rather than leaving the defaults in place unnoticed."""
+    path = os.environ.get("FECO_CONFIG")
+    table = {}
+    if path and os.path.isfile(path):
+        with open(path, "rb") as file:
+            table = tomllib.load(file).get("airflow", {})
+    retries, delay = table.get("retries", 2), table.get("retry_delay_minutes", 5)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ValueError(f"{path}: key 'airflow.retries' must be a whole number >= 0, not {retries!r}")
+    if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
+        raise ValueError(f"{path}: key 'airflow.retry_delay_minutes' must be a number >= 0, not {delay!r}")
+    return {"retries": retries, "retry_delay": timedelta(minutes=delay)}
+
 
 PARAMS = {
     "config": Param(os.environ.get("FECO_CONFIG", ""), type="string",
@@ -91,19 +112,43 @@ def tell_failure(context) -> None:
     error = (str(context.get("exception") or "").strip().splitlines() or ["no error text"])[0][:300]
     text = f"feco: {ti.dag_id}.{ti.task_id} failed for {day} (try {ti.try_number}): {error} | log: {ti.log_url}"
     config = run_config(context)
-    tasks.send_message(text, config, webhook_url=webhook_url(config))
+    tasks.send_message(text, config, secrets=channel_secrets(config))
 
 
-def webhook_url(config: str | None) -> str | None:
-    """The webhook URL from the Airflow connection the config names: its host when that is a
-    full URL (as for Slack incoming webhooks), else the connection's URI. None without one."""
+def channel_secrets(config: str | None) -> dict[str, str]:
+    """The alert channels' secrets from the Airflow connections the config names, by channel:
+    the webhook URL (`[alerts.notify] airflow_connection`: its host when that is a full URL,
+    as for Slack incoming webhooks, else the connection's URI), PagerDuty's routing key (the
+    `[alerts.notify.pagerduty]` connection's password, as the PagerDuty provider's
+    `pagerduty_events` connection holds its integration key) and the Slack webhook URL (the
+    `[alerts.notify.slack]` connection as the Slack provider's `slackwebhook` one: its password
+    a full URL, or the path after its host, by default https://hooks.slack.com/services)."""
     from feco.tasks import as_config
 
-    connection_id = as_config(config).alerts.notify.airflow_connection
-    if not connection_id:
-        return None
+    notify = as_config(config).alerts.notify
+    found = {}
+    if notify.airflow_connection:
+        connection = _connection(notify.airflow_connection)
+        host = connection.host or ""
+        found["webhook"] = host if host.startswith(("http://", "https://")) else connection.get_uri()
+    if notify.pagerduty and notify.pagerduty.airflow_connection:
+        found["pagerduty"] = _connection(notify.pagerduty.airflow_connection).password
+    if notify.slack and notify.slack.airflow_connection:
+        found["slack"] = _slack_url(_connection(notify.slack.airflow_connection))
+    return {channel: secret for channel, secret in found.items() if secret}
+
+
+def _connection(connection_id: str):
     from airflow.sdk import BaseHook
 
-    connection = BaseHook.get_connection(connection_id)
-    host = connection.host or ""
-    return host if host.startswith(("http://", "https://")) else connection.get_uri()
+    return BaseHook.get_connection(connection_id)
+
+
+def _slack_url(connection) -> str | None:
+    token = (connection.password or "").strip()
+    if not token or token.startswith(("http://", "https://")):
+        return token or None
+    host = (connection.host or "hooks.slack.com/services").rstrip("/")
+    if "://" not in host:
+        host = f"{connection.schema or 'https'}://{host}"
+    return f"{host}/{token.lstrip('/')}"

@@ -18,6 +18,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from feco.errors import ConfigError
+from feco.log_tables import is_table
+from feco.log_tables import resolve as resolve_table
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
@@ -48,6 +50,9 @@ class Paths(_Model):
     # An Airflow connection holding the object store's credentials (login, password, extra
     # endpoint_url / region_name); feco_daily exports it to the tasks' environment.
     airflow_connection: str | None = None
+    # Logs in an Iceberg table (logs = "iceberg:CATALOG/NAMESPACE.TABLE"): the catalog's
+    # properties beside pyiceberg's own configuration (secrets belong there); see feco.log_tables.
+    iceberg_catalog: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("warehouse", mode="before")
     @classmethod
@@ -317,6 +322,32 @@ class MissingSettings(_Model):
     absolute: Annotated[float, Field(gt=0, le=1)] = 0.05
 
 
+class PagerDutySettings(_Model):
+    """PagerDuty's Events API v2 (feco.alerts.channels.pagerduty). The routing key is a secret:
+    from the environment variable named here, or the Airflow connection's password."""
+
+    routing_key_env: str | None = "FECO_PAGERDUTY_ROUTING_KEY"
+    airflow_connection: str | None = None
+    url: str = "https://events.pagerduty.com/v2/enqueue"  # the EU service: events.eu.pagerduty.com
+    source: str = "feco"  # payload.source: the system PagerDuty shows as affected
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not url.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL")
+        return url
+
+
+class SlackSettings(_Model):
+    """A Slack incoming webhook (feco.alerts.channels.slack). Its URL is a secret: from the
+    environment variable named here, or the Airflow connection (as the Slack provider's
+    ``slackwebhook`` connection holds it)."""
+
+    webhook_url_env: str | None = "FECO_SLACK_WEBHOOK_URL"
+    airflow_connection: str | None = None
+
+
 class Notify(_Model):
     """Where incident messages go. Secrets never live here: only the names of where to find them."""
 
@@ -329,8 +360,12 @@ class Notify(_Model):
     deadline_seconds: Annotated[float, Field(gt=0)] = 30.0
     # More pending messages than this on a channel (after a backfill or an outage): one digest.
     digest_after: Annotated[int, Field(ge=1)] = 3
-    # The report's path or URL, named in a digest.
+    # The report's path (relative to the config's folder) or URL, named in a digest and linked
+    # from a Slack message.
     report: str | None = None
+    # Channels a team receives pages in, on when their table is present.
+    pagerduty: PagerDutySettings | None = None
+    slack: SlackSettings | None = None
 
 
 class Incidents(_Model):
@@ -462,6 +497,14 @@ class Ranker(_Model):
         return self
 
 
+class AirflowTasks(_Model):
+    """How the Airflow DAGs retry a failed task. Read where the DAGs are parsed (from
+    $FECO_CONFIG), so a change applies from the next parse, not to runs already queued."""
+
+    retries: Annotated[int, Field(ge=0)] = 2
+    retry_delay_minutes: Annotated[float, Field(ge=0)] = 5.0
+
+
 class Spark(_Model):
     """The Spark engine's session. Unset ``master``: spark-submit's, else local mode."""
 
@@ -483,6 +526,7 @@ class Config(_Model):
     segments: Segments = Field(default_factory=Segments)
     alerts: Alerts = Field(default_factory=Alerts)
     ranker: Ranker = Field(default_factory=Ranker)
+    airflow: AirflowTasks = Field(default_factory=AirflowTasks)
     source: Path = Field(default=Path("<memory>"), exclude=True)
 
     @model_validator(mode="after")
@@ -542,11 +586,16 @@ def parse_config(raw: dict, *, source: Path) -> Config:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
     resolved = {name: value if "://" in str(value) else (base / value).resolve()
-                for name, value in config.paths.model_dump(exclude={"airflow_connection"}).items() if value}
+                for name, value in config.paths.model_dump(exclude={"airflow_connection", "iceberg_catalog"}).items()
+                if value}
+    if is_table(config.paths.logs):  # a table's name, not a folder
+        resolved["logs"] = resolve_table(config.paths.logs, base)
     resolved.setdefault("report", resolved["warehouse"].parent / "report")
     notify = config.alerts.notify
     if notify.jsonl is not None:
         notify = notify.model_copy(update={"jsonl": (base / notify.jsonl).resolve()})
+    if notify.report is not None and "://" not in notify.report:  # a URL stays as it is
+        notify = notify.model_copy(update={"report": str((base / notify.report).resolve())})
     alerts = config.alerts.model_copy(update={"notify": notify})
     ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
     paths = config.paths.model_copy(update=resolved)

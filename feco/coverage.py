@@ -9,7 +9,7 @@ merge exactly. Counts are taken once at the finest segment grain and rolled up f
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import duckdb
 import polars as pl
@@ -25,6 +25,9 @@ GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
 SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age", "age_band"]
 ROW_NUMBER = "feco_row_number"
+# The name row_segments.sql gives the column each dimension is taken from.
+RAW_COLUMNS = {"query_band": "raw_query", "product_group": "raw_product_group", "region": "raw_region",
+               "product_age": "raw_first_seen"}
 
 STATE_SCHEMA = {
     "ds": pl.Date,
@@ -46,6 +49,7 @@ def compute_states(
     config: Config,
     references: dict[str, float] | None = None,
     band_history: pl.DataFrame | None = None,
+    counting: Literal["compiled", "sql"] = "compiled",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Count rows, present and covered values per window, feature and segment.
 
@@ -60,6 +64,11 @@ def compute_states(
     band_history
         Sampled events per query (``query``, ``n``) of the days before that set the query
         bands together with this one (see ``segments.band_days``); None: this day alone.
+    counting
+        ``"compiled"``: the finest counts in compiled loops, a batch of rows at a time
+        (``feco.coverage_kernel``; segment columns of other types than text, and dates for
+        product age, fall back to the SQL); ``"sql"``: ``sql/coverage/finest_counts.sql``,
+        the statement the Spark engine runs. Both give the same counts.
 
     Returns
     -------
@@ -92,13 +101,61 @@ def compute_states(
     """
     schema = sample.schema
     kinds = value_kinds(schema, config=config)
-    statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config,
-                                            references=references or {}, quote=quote)
     with duckdb.connect() as conn:
         _register_sample(conn, sample)
         conn.register("band_history", band_history_like(band_history, schema.get(config.logs.query, pl.String)))
-        finest = conn.sql(statement, params=params).pl()
+        if counting == "compiled" and _compiles(schema, config=config):
+            finest = _compiled_counts(conn, sample, kinds, ds=ds, config=config, references=references or {})
+        else:
+            statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config,
+                                                    references=references or {}, quote=quote)
+            finest = conn.sql(statement, params=params).pl()
     return states_from_finest(finest, ds=ds, config=config, kinds=kinds)
+
+
+def _compiles(schema: pl.Schema, *, config: Config) -> bool:
+    """Whether the compiled counts label rows as the SQL does: segment values from text
+    columns (labels are the values themselves) and product age from dates."""
+    types = {"product_group": pl.String, "region": pl.String, "query_band": pl.String, "product_age": pl.Date}
+    return all(schema.get(column) in (None, types[dimension])
+               for dimension, column in _segment_columns(config).items() if column is not None)
+
+
+def _segment_columns(config: Config) -> dict[str, str | None]:
+    """The column each segment dimension is taken from; None where no segment uses it."""
+    logs = config.logs
+    used = {d for dims in config.segments.names() for d in dims}
+    used |= {"product_age"} if "age_band" in used else set()  # both from the first-seen date
+    columns = {"query_band": logs.query, "product_group": logs.product_group, "region": logs.region,
+               "product_age": logs.product_first_seen}
+    return {dimension: column if dimension in used else None for dimension, column in columns.items()}
+
+
+def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | SampleFiles, kinds: dict[str, str], *,
+                     ds: date, config: Config, references: dict[str, float]) -> pl.DataFrame:
+    """finest_counts.sql's rows from feco.coverage_kernel; the query bands from
+    query_bands.sql over ``conn``'s ``sample_rows``."""
+    from feco import coverage_kernel as kernel  # numba: only where the counts are taken
+
+    statement, params = query_bands_query(list(sample.schema), config=config, quote=quote)
+    columns = _segment_columns(config)
+    segments = kernel.Segments.of(
+        conn.sql(statement, params=params).arrow().read_all(), product_group=columns["product_group"],
+        region=columns["region"], query=columns["query_band"], first_seen=columns["product_age"],
+        new_since=ds - timedelta(days=config.segments.new_product_days),
+        age_edges=age_band_edges(ds, config=config), age_labels=[label for label, _ in config.segments.age_bands()])
+    rules = []
+    for feature in config.logs.features:
+        rule = config.coverage.rule_for(feature)
+        rules.append(kernel.FeatureRule(None if kinds[feature] == "missing" else feature, rule.op == ">",
+                                        _threshold(feature, rule, references)))
+    texts = [c for d, c in columns.items() if c is not None and d != "product_age"]
+    read = ["window", *dict.fromkeys([*(c for c in columns.values() if c), *(r.column for r in rules if r.column)])]
+    if isinstance(sample, pl.DataFrame):
+        batches = sample.select(read).to_arrow(compat_level=pl.CompatLevel.oldest()).to_batches(kernel.BATCH_ROWS)
+    else:
+        batches = sample.batches(read, dictionaries=texts, batch_size=kernel.BATCH_ROWS)
+    return kernel.finest_counts(batches, features=rules, segments=segments)
 
 
 def _register_sample(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | SampleFiles) -> None:
@@ -155,14 +212,22 @@ def row_segments_query(columns: list[str], carried: list[str], *, ds: date, conf
                        marker: str = "$") -> tuple[str, dict]:
     """``sql/coverage/row_segments.sql`` for a sample with these columns, carrying the
     ``carried`` select expressions through, and the parameters it binds."""
-    params = {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share,
-              "new_since": ds - timedelta(days=config.segments.new_product_days)}
-    bands = config.segments.age_bands()
-    params |= {f"age_since_{i}": ds - timedelta(days=low) for i, (_, low) in enumerate(bands[1:])}
-    selected = _segment_sources(columns, config=config, quote=quote) + carried
-    statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(bands))
-                 .replace("$", marker).replace("{canonical_columns}", ",\n           ".join(selected)))
-    return statement, params
+    bands, params = query_bands_query(columns, config=config, quote=quote, marker=marker)
+    sources = _segment_sources(columns, config=config, quote=quote)
+    selected = [f"{expression} AS {name}" for name, expression in sources.items()] + carried
+    age_bands = config.segments.age_bands()
+    statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(age_bands))
+                 .replace("$", marker)
+                 .replace("{canonical_columns}", ",\n           ".join(selected))
+                 .replace("{query_bands}", bands.rstrip().rstrip(";")))
+    params |= {f"age_since_{i}": edge for i, edge in enumerate(age_band_edges(ds, config=config))}
+    return statement, params | {"new_since": ds - timedelta(days=config.segments.new_product_days)}
+
+
+def age_band_edges(ds: date, *, config: Config) -> list[date]:
+    """The first-seen dates that part the age bands on ``ds``, youngest first: a product
+    first seen after edge i is in band i or younger."""
+    return [ds - timedelta(days=low) for _, low in config.segments.age_bands()[1:]]
 
 
 def _age_band_case(bands: list[tuple[str, int]]) -> str:
@@ -172,6 +237,15 @@ def _age_band_case(bands: list[tuple[str, int]]) -> str:
              for i, (label, _) in enumerate(bands[:-1])]
     return (f"CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown' {' '.join(whens)} "
             f"ELSE '{bands[-1][0]}' END")
+
+
+def query_bands_query(columns: list[str], *, config: Config, quote, marker: str = "$") -> tuple[str, dict]:
+    """``sql/coverage/query_bands.sql`` for a sample with these columns (each query's band),
+    and the parameters it binds."""
+    sources = _segment_sources(columns, config=config, quote=quote)
+    statement = (sql("coverage/query_bands").replace("$", marker)
+                 .replace("{event_id}", sources["event_id"]).replace("{query}", sources["raw_query"]))
+    return statement, {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share}
 
 
 def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
@@ -203,21 +277,14 @@ def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
     return labelled.sort(ROW_NUMBER).select(SEGMENT_DIMENSIONS)
 
 
-def _segment_sources(available: list[str], *, config: Config, quote) -> list[str]:
-    """The event id and the columns segments come from, under fixed names (NULL where no
-    configured segment uses them)."""
-    columns = config.logs
-    sources = {"raw_query": columns.query, "raw_product_group": columns.product_group,
-               "raw_region": columns.region, "raw_first_seen": columns.product_first_seen}
-    needed = {"raw_query": "query_band", "raw_product_group": "product_group", "raw_region": "region",
-              "raw_first_seen": "product_age"}
-    used = {d for dims in config.segments.names() for d in dims}
-    used |= {"product_age"} if "age_band" in used else set()  # both from the first-seen date
-    selected = [f"{quote(columns.event_id)} AS event_id"]
-    for name, source in sources.items():
-        if needed[name] in used and source not in available:
-            raise DataError(f"segment column '{source}' (for {needed[name]}) not in the logs")
-        selected.append(f"{quote(source)} AS {name}" if needed[name] in used else f"CAST(NULL AS STRING) AS {name}")
+def _segment_sources(available: list[str], *, config: Config, quote) -> dict[str, str]:
+    """The event id and the columns segments come from, as expressions under fixed names
+    (NULL where no configured segment uses them)."""
+    selected = {"event_id": quote(config.logs.event_id)}
+    for dimension, column in _segment_columns(config).items():
+        if column is not None and column not in available:
+            raise DataError(f"segment column '{column}' (for {dimension}) not in the logs")
+        selected[RAW_COLUMNS[dimension]] = "CAST(NULL AS STRING)" if column is None else quote(column)
     return selected
 
 

@@ -8,6 +8,8 @@ the config's ``[readiness]``:
   (``_SUCCESS`` for Spark and Hive jobs). The most reliable signal, where there is one.
 - otherwise, every hour partition the sampling windows read holds Parquet files and none of
   them changed in the last ``settle_minutes``.
+- logs in a table (feco.log_tables) have no folder for a marker: the table's metadata must
+  give every window data files, and its last commit be ``settle_minutes`` old.
 
 The check only reads the file listing; it never opens a log file.
 """
@@ -20,6 +22,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from feco import storage
 from feco.config import Config
 from feco.errors import DataError
+from feco.log_tables import is_table, table_files
 from feco.sampling import day_windows, hour_files, partition_dir
 
 
@@ -34,13 +37,19 @@ class LogReadiness:
     def give_up_line(self) -> str:
         return f"logs for {self.ds} not ready by {self.deadline:%Y-%m-%d %H:%M} UTC: {self.reason}"
 
+    def waiting_line(self) -> str:
+        """What a waiting check logs: why the day is not ready yet, and until when it waits."""
+        return f"logs for {self.ds} not ready yet: {self.reason}; waiting until {self.deadline:%Y-%m-%d %H:%M} UTC"
+
 
 def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
     """Whether the logs of ``ds`` are complete at ``now`` (aware, UTC), and why not."""
     settings = config.readiness
     deadline = datetime.combine(ds + timedelta(days=1), time(), timezone.utc) + timedelta(hours=settings.wait_hours)
     day = partition_dir(config.paths.logs, ds)
-    if settings.marker:
+    if is_table(config.paths.logs):
+        ready, reason = _table_settled(ds, config, now=now, settle=timedelta(minutes=settings.settle_minutes))
+    elif settings.marker:
         ready = storage.exists(storage.join(day, settings.marker))
         reason = "marker present" if ready else f"no {settings.marker} in {day}"
     else:
@@ -66,6 +75,26 @@ def _settled(ds: date, config: Config, *, now: datetime, settle: timedelta) -> t
     if now - newest < settle:
         return False, f"files under {day} changed at {newest:%H:%M:%S} UTC, less than {settle} before {now:%H:%M:%S}"
     return True, f"{len(hours)} hour partitions present and unchanged for {settle}"
+
+
+def _table_settled(ds: date, config: Config, *, now: datetime, settle: timedelta) -> tuple[bool, str]:
+    """A table's day is complete when every window has data files and either the table already
+    holds later events (the log job has moved on) or its last commit is ``settle`` old."""
+    windows = day_windows(ds, config)
+    day_end = datetime.combine(ds + timedelta(days=1), time(), timezone.utc)
+    bounds = [(w.start, w.end) for w in windows] + [(day_end, day_end + timedelta(days=366))]
+    found = table_files(config.paths.logs, bounds, timestamp=config.logs.timestamp,
+                        catalog=config.paths.iceberg_catalog)
+    *days, later = found.windows
+    empty = [str(w.index) for w, files in zip(windows, days) if not files]
+    if empty:
+        return False, f"the log table {config.paths.logs} has no data files for sampling windows {', '.join(empty)}"
+    if later:
+        return True, "every window has data files and the table holds later events"
+    if now - found.committed_at < settle:
+        return False, (f"the log table {config.paths.logs} was committed to at {found.committed_at:%H:%M:%S} UTC, "
+                       f"less than {settle} before {now:%H:%M:%S}, and holds nothing later than {ds}")
+    return True, f"every window has data files and the table's last commit is {settle} old"
 
 
 def _utc(moment: datetime) -> datetime:

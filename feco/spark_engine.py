@@ -28,7 +28,8 @@ from feco.coverage import (
     states_from_finest,
     value_kinds,
 )
-from feco.errors import DataError, FecoError
+from feco.errors import DataError, FecoError, UsageError
+from feco.log_tables import is_table
 from feco.sample_files import WINDOWS_FILE
 from feco.sampling import (
     FILE,
@@ -75,10 +76,14 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
     summary. Each window's events are ranked in one Spark task (two columns of them). The
     input checks are the DuckDB engine's own (``window_files``, ``check_one_file_per_event``)."""
+    if is_table(config.paths.logs):
+        raise UsageError(f"the Spark engine reads Hive-style Parquet folders, not the log table {config.paths.logs}: "
+                         'use engine = "duckdb" for a table (docs/lake.md)')
     spark = session(config)
     _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     summaries, writes = [], []
     for window in windows:
+        _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: choose events")
         rows, summary = _reading(window.files, _window_sample, spark, window, ds=ds, config=config)
         summaries.append(summary)
         if rows is not None:
@@ -87,12 +92,18 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
 
     def write(staging: storage.Location) -> None:
         for window, rows in writes:
+            _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: write rows")
             folder = spark_path(storage.join(staging, f"window={window.window.index}"))
             _reading(window.files, rows.write.mode("overwrite").parquet, folder)
 
     summary = window_summary_frame(summaries)
     replace_day(ds, config, write, summary)
     return summary
+
+
+def _describe_jobs(spark, description: str) -> None:
+    """Name the jobs that follow in Spark's UI and event log (bench/spark_stages.py reads them)."""
+    spark.sparkContext.setJobDescription(description)
 
 
 def _reading(files: LogFiles, action, *args, **kwargs):
@@ -156,6 +167,7 @@ def compute_states(ds: date, config: Config, *, references: dict[str, float],
     from pyspark.sql import functions as F
 
     spark = session(config)
+    _describe_jobs(spark, f"feco coverage {ds}: finest counts")
     day = partition_dir(config.paths.samples, ds)
     if not storage.exists(storage.join(day, WINDOWS_FILE)):
         raise DataError(f"no sample for {ds} under {config.paths.samples} (run the sample step first)")

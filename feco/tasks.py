@@ -219,15 +219,16 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
 
 @exclusive
 def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: str | None = None,
-           echo=print, backfill_from: date | None = None) -> dict:
+           secrets: dict[str, str] | None = None, echo=print, backfill_from: date | None = None) -> dict:
     """Deliver the incident messages not delivered yet (this day's and pending ones from days
     before: one digest when there are many). After a backfill from ``backfill_from`` to ``ds``:
-    one digest for the backfill, and a message apart for each incident still live on ``ds``."""
+    one digest for the backfill, and a message apart for each incident still live on ``ds``.
+    ``secrets``: channel secrets found elsewhere than the environment (the DAG's connections)."""
     from feco.alerts.notify import notify_alerts
 
     with open_configured(config) as conn:
-        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, echo=echo,
-                             backfill_from=backfill_from)
+        return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, secrets=secrets,
+                             echo=echo, backfill_from=backfill_from)
 
 
 @exclusive
@@ -264,11 +265,11 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
 
 
 def send_message(text: str, config: Config | str | None = None, *, webhook_url: str | None = None,
-                 echo=print) -> dict[str, str]:
+                 secrets: dict[str, str] | None = None, echo=print) -> dict[str, str]:
     """Send one plain line (a failed step, logs not ready) through the alert channels."""
     from feco.alerts.notify import send_message as send
 
-    return send(text, settings=as_config(config).alerts.notify, webhook_url=webhook_url, echo=echo)
+    return send(text, settings=as_config(config).alerts.notify, webhook_url=webhook_url, secrets=secrets, echo=echo)
 
 
 @exclusive

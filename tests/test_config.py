@@ -35,6 +35,17 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path, monkeypatch)
     assert config.paths.samples == tmp_path / "samples"
 
 
+def test_the_reports_path_for_messages_resolves_like_the_other_paths(tmp_path, monkeypatch, repo):
+    monkeypatch.chdir("/")
+    demo = load_config(repo / "configs" / "feco.toml")
+    assert demo.alerts.notify.report == str(repo / "var" / "demo" / "report" / "index.html")
+    assert demo.alerts.notify.report.startswith(str(demo.paths.report))  # where the demo writes it
+    local = load_config(write(tmp_path, MINIMAL + '[alerts.notify]\nreport = "out/index.html"\n'))
+    assert local.alerts.notify.report == str(tmp_path / "out" / "index.html")
+    url = load_config(write(tmp_path, MINIMAL + '[alerts.notify]\nreport = "https://feco.internal/report/"\n'))
+    assert url.alerts.notify.report == "https://feco.internal/report/"
+
+
 def test_feco_config_environment_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("FECO_CONFIG", str(write(tmp_path, MINIMAL)))
     assert load_config().logs.features == ["a", "b"]

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from feco import storage
 from feco.config import Config
 from feco.errors import DataError
+from feco.log_tables import is_table, table_files
 from feco.sample_files import ROWS_FILE, WINDOWS_FILE, partition_dir
 from feco.sampling.day_folder import replace_day
 from feco.sql_files import sql
@@ -156,10 +157,13 @@ class LogFiles(NamedTuple):
     fs: pafs.FileSystem
     paths: list[str]  # paths of fs
     names: list[str]  # each as the configured logs location names it (with its scheme)
+    # A table's files: by path, values of columns a file does not store (a Delta partition
+    # column); any other column of the table a file lacks reads as NULL (feco.log_tables).
+    constants: dict[str, dict[str, object]] | None = None
 
     def subset(self, paths: list[str]) -> LogFiles:
         name = dict(zip(self.paths, self.names))
-        return LogFiles(self.fs, paths, [name[p] for p in paths])
+        return LogFiles(self.fs, paths, [name[p] for p in paths], self.constants)
 
 
 def hour_files(ds: date, logs: Location) -> tuple[LogFiles, dict[int, list[str]]]:
@@ -195,7 +199,10 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     """The logs' columns and each window's hour files, once the files have been checked:
     every hour a window reads has files (unless ``allow_incomplete``), and their footers show
     the same columns (in any order) of the same types, the timestamp and the event id among
-    them. These are the input checks of both engines, with ``check_one_file_per_event``."""
+    them. These are the input checks of both engines, with ``check_one_file_per_event``.
+    Logs in a table (feco.log_tables): the files its metadata gives each window."""
+    if is_table(config.paths.logs):
+        return _table_window_files(ds, config, allow_incomplete=allow_incomplete)
     day_files, by_hour = hour_files(ds, config.paths.logs)
     windows = day_windows(ds, config)
     missing = [[h for h in w.hours() if h not in by_hour] for w in windows]
@@ -207,6 +214,33 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     nulls, counted, checked = _null_counts(footers, config.logs.timestamp, day_files.fs), set(), []
     for window, files, hours in zip(windows, read, missing):
         checked.append(WindowFiles(window, files, sum(nulls[f] for f in files.paths if f not in counted), hours))
+        counted.update(files.paths)
+    return schema, checked
+
+
+def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> tuple[pl.Schema, list[WindowFiles]]:
+    """``window_files`` for logs in a table: its metadata chooses each window's data files, its
+    current schema is the logs' schema (a file that lacks a column reads it as NULL)."""
+    table, windows = config.paths.logs, day_windows(ds, config)
+    found = table_files(table, [(w.start, w.end) for w in windows], timestamp=config.logs.timestamp,
+                        catalog=config.paths.iceberg_catalog)
+    empty = [w for w, files in zip(windows, found.windows) if not files]
+    if empty and not allow_incomplete:
+        affected = ", ".join(f"{w.index} ({w.start:%H:%M}-{w.end:%H:%M})" for w in empty)
+        raise DataError(f"the log table {table} has no data files for {ds} in sampling windows {affected}: "
+                        "complete the logs, or run with --allow-incomplete to record those windows as missing")
+    named = list(dict.fromkeys(f for files in found.windows for f in files))
+    fs = storage.filesystem_for(named[0])[0] if named else pafs.LocalFileSystem()
+    day_files = LogFiles(fs, [storage.filesystem_for(f)[1] for f in named], named,
+                         {storage.filesystem_for(f)[1]: values for f, values in found.constants.items()})
+    read = [day_files.subset([storage.filesystem_for(f)[1] for f in files]) for files in found.windows]
+    footers = _read_footers(day_files)
+    schema = pl.from_arrow(found.schema.empty_table()).schema
+    _check_columns(schema, table, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, fs), set(), []
+    for window, files in zip(windows, read):
+        missing = [] if files.paths else window.hours()
+        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files.paths if f not in counted), missing))
         counted.update(files.paths)
     return schema, checked
 
@@ -257,16 +291,21 @@ def _check_log_schema(footers: Footers, *, ts: str, event_id: str) -> pl.Schema:
             if schema[name] != columns[name]:
                 raise DataError(f"the logs' columns differ: column '{name}' is {columns[name]} in {first}, "
                                 f"{schema[name]} in {path}")
+    _check_columns(columns, first, ts=ts, event_id=event_id)
+    return columns
+
+
+def _check_columns(columns: pl.Schema, source: str, *, ts: str, event_id: str) -> None:
+    """The logs' columns hold the timestamp and the event id, and no name feco adds."""
     reserved = [c for c in RESERVED_COLUMNS if c in columns]
     if reserved:
-        raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({first}); "
+        raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({source}); "
                         "rename it in the logs")
     for role, name in (("timestamp", ts), ("event id", event_id)):
         if name not in columns:
-            raise DataError(f"{role} column '{name}' not in the logs ({first})")
+            raise DataError(f"{role} column '{name}' not in the logs ({source})")
     if not isinstance(columns[ts], pl.Datetime):
-        raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({first})")
-    return columns
+        raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({source})")
 
 
 def _null_counts(footers: Footers, column: str, fs: pafs.FileSystem) -> dict[str, int]:
@@ -334,25 +373,32 @@ def _scan(files: LogFiles, schema: pl.Schema) -> pl.LazyFrame:
     """The files as one lazy frame, columns in ``schema``'s order, each row with its file's
     index (FILE). Polars' own reader on a local disk (it decodes the other columns only for
     rows that pass the filter), pyarrow's on any other filesystem."""
+    constants = files.constants or {}
     try:
-        return pl.concat([_scan_file(path, files.fs, schema).with_columns(pl.lit(index, pl.UInt32).alias(FILE))
+        return pl.concat([_scan_file(path, files.fs, schema, constants.get(path, {}))
+                          .with_columns(pl.lit(index, pl.UInt32).alias(FILE))
                           for index, path in enumerate(files.paths)])
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(describe_read_failure(files, error)) from None
 
 
-def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema) -> pl.LazyFrame:
+def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema, constants: dict[str, object]) -> pl.LazyFrame:
+    """One file's rows with ``schema``'s columns in its order. A folder's files all have them
+    (window_files checks); a table's file may lack a column added later (NULL) or a partition
+    column (its ``constants``), or hold a narrower type the table has since widened."""
     if fs.type_name == "local":
         scan = pl.scan_parquet(path, hive_partitioning=False)
     else:
         import pyarrow.dataset as pads
 
         scan = pl.scan_pyarrow_dataset(pads.dataset(path, filesystem=fs, format="parquet"))
-    found = scan.collect_schema().names()
-    if found == schema.names():
+    found = scan.collect_schema()
+    if found == schema:
         return scan
-    # reordered columns; picked by position, as a name may read as a pattern (^a$, *)
-    return scan.select(pl.nth([found.index(name) for name in schema.names()]))
+    # picked by position, as a name may read as a pattern (^a$, *)
+    names = found.names()
+    return scan.select([pl.nth(names.index(name)).cast(dtype) if name in found
+                        else pl.lit(constants.get(name)).cast(dtype).alias(name) for name, dtype in schema.items()])
 
 
 def _collect(rows: pl.LazyFrame, files: LogFiles) -> pl.DataFrame:
@@ -470,15 +516,22 @@ class SampleFiles:
         """From the files' footers alone."""
         return sum(self._open(f).metadata.num_rows for f in self.files)
 
-    def batches(self, columns: list[str] | None = None) -> pa.RecordBatchReader:
-        """The rows with their ``window`` column (or only ``columns``), a batch at a time."""
+    def batches(self, columns: list[str] | None = None, *, dictionaries: list[str] = (),
+                batch_size: int = 65_536) -> pa.RecordBatchReader:
+        """The rows with their ``window`` column (or only ``columns``), ``batch_size`` rows at a
+        time; the string columns named in ``dictionaries`` as dictionary codes (as Parquet
+        stores them, so no string is hashed to tell equal values)."""
         schema = self.arrow_schema
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns])
+        schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type)) if f.name in dictionaries else f
+                            for f in schema])
 
         def read():
             for file, window in zip(self.files, self.windows):
-                for batch in self._open(file).iter_batches(columns=[c for c in schema.names if c != "window"]):
+                reader = self._open(file, dictionaries=[n for n in dictionaries if n in schema.names])
+                for batch in reader.iter_batches(batch_size=batch_size,
+                                                 columns=[c for c in schema.names if c != "window"]):
                     batch_columns = {name: batch.column(name) for name in batch.schema.names}
                     batch_columns["window"] = pa.array(np.full(batch.num_rows, window, np.int16))
                     yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
@@ -498,9 +551,9 @@ class SampleFiles:
         """The rows (or ``columns``) in memory."""
         return pl.from_arrow(self.batches(columns).read_all())
 
-    def _open(self, file: str) -> pq.ParquetFile:
+    def _open(self, file: str, *, dictionaries: list[str] = ()) -> pq.ParquetFile:
         try:
-            return pq.ParquetFile(self.fs.open_input_file(file))
+            return pq.ParquetFile(self.fs.open_input_file(file), read_dictionary=dictionaries or None)
         except (OSError, pa.ArrowException) as error:
             raise DataError(f"corrupt or unreadable sample file {self.names[self.files.index(file)]}: {error}") from None
 

@@ -6,40 +6,20 @@
 -- raw_query, raw_product_group, raw_region, raw_first_seen (the team's columns, quoted, or
 -- NULL when no segment uses them), then whatever the caller carries through (the "window"
 -- and the features as v0..vN for the counts, a row number for the ranker).
--- The relation `band_history` (query, n) holds the sampled events per query of the days
--- before ds that set the bands with it (empty for bands from the day alone).
--- Params: $head_share, $torso_share (query bands by share of those sampled events);
--- $new_since (a product first seen after it is new); $age_since_0.. (the age bands' edges as
--- first-seen dates, youngest first: the age_bands placeholder is filled by feco.coverage with
--- the CASE that names each band).
+-- The query_bands placeholder is filled with query_bands.sql (each query's band, from
+-- `sample_rows` and `band_history`).
+-- Params: query_bands.sql's ($head_share, $torso_share); $new_since (a product first seen
+-- after it is new); $age_since_0.. (the age bands' edges as first-seen dates, youngest
+-- first: the age_bands placeholder is filled by feco.coverage with the CASE that names
+-- each band).
 -- Output: the canonical columns, then product_group, region, query_band, product_age,
 -- age_band (NULL segment values read 'unknown').
 WITH sample AS (
     SELECT {canonical_columns}
     FROM sample_rows
 ),
-events AS (
-    SELECT DISTINCT event_id, raw_query AS query FROM sample
-),
-query_events AS (
-    SELECT query, sum(n) AS n
-    FROM (SELECT query, count(*) AS n FROM events WHERE query IS NOT NULL GROUP BY query
-          UNION ALL
-          SELECT query, n FROM band_history)
-    GROUP BY query
-),
-ranked AS (
-    SELECT query,
-           (sum(n) OVER (ORDER BY n DESC, query ROWS UNBOUNDED PRECEDING) - n) / sum(n) OVER ()
-               AS share_before
-    FROM query_events
-),
 bands AS (
-    SELECT query,
-           CASE WHEN share_before < $head_share THEN 'head'
-                WHEN share_before < $head_share + $torso_share THEN 'torso'
-                ELSE 'tail' END AS band
-    FROM ranked
+    {query_bands}
 )
 SELECT sample.*,
        coalesce(CAST(sample.raw_product_group AS STRING), 'unknown') AS product_group,

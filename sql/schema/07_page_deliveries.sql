@@ -1,8 +1,9 @@
 -- page_deliveries: delivery status of each incident message (incidents.message_id) on each
--- channel (log, jsonl, webhook). Kept across re-runs of a day, so a message is delivered once
+-- channel (log, jsonl, webhook, pagerduty, slack). Kept across re-runs of a day, so a message is delivered once
 -- per channel and a failed one is retried by the next notify step (alone, or in a digest).
--- status: 'delivered' or 'failed'; last_error names what failed and never holds the webhook
--- URL or any part of it.
+-- status: 'delivered', 'failed' (tried again by the next run) or 'rejected' (the service
+-- refused it as invalid, HTTP 400: not sent again); last_error names what failed and never
+-- holds a URL or key or any part of them.
 CREATE TABLE IF NOT EXISTS page_deliveries (
     message_id VARCHAR NOT NULL,
     channel VARCHAR NOT NULL,

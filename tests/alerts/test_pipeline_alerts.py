@@ -170,7 +170,8 @@ def test_many_pending_messages_go_as_one_digest(config, webhook, capsys):
     assert result["webhook"] == {"delivered": 2, "failed": 0}
     (digest,) = Webhook.received
     assert digest["text"].startswith(f"feco digest: 2 incident messages from {INCIDENT} to {RESOLVED}, 1 incidents (1 critical)")
-    assert "[CRITICAL] f_sparse in region=DE" in digest["text"] and "report: var/demo/report/index.html" in digest["text"]
+    report = config.paths.warehouse.parent / "var/demo/report/index.html"  # relative to the config's folder
+    assert "[CRITICAL] f_sparse in region=DE" in digest["text"] and f"report: {report}" in digest["text"]
     assert digest["feco"]["by_severity"] == {"critical": 1}
     assert capsys.readouterr().out.count("feco digest") == 1
 

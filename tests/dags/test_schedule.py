@@ -94,3 +94,57 @@ def test_a_task_that_fails_after_its_retries_sends_one_message(airflow_home, tmp
     [message] = messages(tmp_path)  # one message for the task, not one per try
     assert message.startswith(f"feco: feco_daily.sample failed for {day} (try 3): ")
     assert "/dags/feco_daily/runs/" in message and "/tasks/sample?try_number=3" in message
+
+
+def test_retries_and_their_delay_come_from_the_config(airflow_home, tmp_path):
+    config = write_config_file(tmp_path, extra="[airflow]\nretries = 4\nretry_delay_minutes = 1.5\n")
+    facts = json.loads(run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + """
+    import json
+    print(json.dumps({dag_id: sorted({(t.retries, t.retry_delay.total_seconds()) for t in bag.get_dag(dag_id).tasks})
+                      for dag_id in ("feco_daily", "feco_ranker")}))
+    """, FECO_CONFIG=str(config)))
+    assert facts == {"feco_daily": [[4, 90.0]], "feco_ranker": [[4, 90.0]]}
+
+
+# The log job writes its marker after the sensor has waited twice; a check every second
+# instead of every 5 minutes; the tasks after the sensor are not run.
+WAIT_THEN_MARK = """
+    import logging
+    from pathlib import Path
+
+    class MarkAfterTwoWaits(logging.Handler):
+        waits = 0
+        def emit(self, record):
+            if "not ready yet" in record.getMessage():
+                MarkAfterTwoWaits.waits += 1
+                if MarkAfterTwoWaits.waits == 2:
+                    Path(r"{marker}").touch()
+
+    logging.getLogger("airflow.task").addHandler(MarkAfterTwoWaits())
+    dag = bag.get_dag("feco_daily")
+    dag.get_task("wait_for_logs").poke_interval = 1
+    run = dag.test(run_conf={{"ds": "{day}"}}, mark_success_pattern="^(?!wait_for_logs$).*")
+    print(run.state)
+"""
+
+
+def test_a_waiting_sensor_logs_why_the_logs_are_not_ready_at_each_check(airflow_home, tmp_path):
+    from datetime import datetime, timedelta, timezone
+    import subprocess
+    import sys
+    import textwrap
+
+    from dags.conftest import airflow_env
+
+    day = datetime.now(timezone.utc).date() - timedelta(days=1)  # its deadline is two days away
+    write_logs(tmp_path / "logs", make_events(day, events=200))
+    config = configured(tmp_path, readiness='marker = "_SUCCESS"\nwait_hours = 48')
+    marker = tmp_path / "logs" / f"ds={day}" / "_SUCCESS"
+    script = LOAD_BAG.format(dags=DAGS) + WAIT_THEN_MARK.format(marker=marker, day=day)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                            env={**airflow_env(airflow_home), "FECO_CONFIG": str(config)}, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "success"
+    output = result.stdout + result.stderr
+    waiting = f"logs for {day} not ready yet: no _SUCCESS in {tmp_path / 'logs' / f'ds={day}'}"
+    assert output.count(waiting) >= 2, output[:6000]  # said at each check, not only "Rescheduling"

@@ -1,0 +1,253 @@
+"""The finest coverage counts in compiled loops: what ``sql/coverage/finest_counts.sql`` counts,
+a batch of rows at a time.
+
+Each row gets one small integer, its group (window and the four segment values, taken from
+the batch's dictionary codes, never from its strings); each feature value one state (0
+missing, 1 present, 2 covered); then one loop over the rows adds every row to its group's
+count of the pattern of states of four features at once (3^4 patterns), so a row costs one
+increment per four features instead of two per feature. The patterns' counts are split into
+each feature's present and covered counts at the end, per group, not per row.
+
+Same counts as the SQL, by construction (``tests/test_coverage.py`` compares them): NULL and
+NaN are missing, a value is compared to its threshold as a double (DuckDB casts a FLOAT
+column to DOUBLE against a DOUBLE parameter), NULL segment values read 'unknown', query
+bands come from ``sql/coverage/query_bands.sql`` itself.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+from numba import njit
+
+UNKNOWN = "unknown"
+BANDS = ["head", "torso", "tail", UNKNOWN]
+AGES = ["new", "established", UNKNOWN]
+KEYS = ["window", "product_group", "region", "query_band", "product_age", "age_band"]
+FEATURES_PER_PATTERN = 4  # 3^4 = 81 patterns; the fastest of 2 to 5 features at once, measured
+PATTERNS = 3**FEATURES_PER_PATTERN
+NO_MASK = np.zeros(0, np.uint8)
+COUNTING_THREADS = 2  # batches counted at once; each one more batch in memory
+BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
+
+
+@dataclass(frozen=True)
+class FeatureRule:
+    """One configured feature as the counts see it: its column (None: not in the logs),
+    whether it is covered by ``> threshold`` (else ``!= threshold``), and the threshold."""
+
+    column: str | None
+    greater: bool
+    threshold: float
+
+
+@dataclass(frozen=True)
+class Segments:
+    """The columns the segment values come from (None: no configured segment uses them),
+    the day's queries and their bands (codes into BANDS), the date after which a product
+    is new, and the age bands: their labels, youngest first, and the first-seen dates that
+    part them (``feco.coverage.age_band_edges``)."""
+
+    product_group: str | None
+    region: str | None
+    query: str | None
+    first_seen: str | None
+    queries: pa.Array
+    band_codes: np.ndarray
+    new_since: date
+    age_edges: list[date]
+    age_labels: list[str]
+
+    @classmethod
+    def of(cls, bands: pa.Table, **columns) -> Segments:
+        """From ``query_bands.sql``'s rows (``query``, ``band``)."""
+        codes = np.array([BANDS.index(band) for band in bands.column("band").to_pylist()], np.int64)
+        return cls(queries=bands.column("query").combine_chunks(), band_codes=codes, **columns)
+
+
+def finest_counts(batches: Iterable[pa.RecordBatch], *, features: list[FeatureRule],
+                  segments: Segments) -> pl.DataFrame:
+    """``finest_counts.sql``'s rows ("window", the four segment values, n_rows, p0, c0, …)
+    for the rows of ``batches`` (each with a ``window`` column and the columns named)."""
+    parts = list(_each_counted(batches, functools.partial(_batch_counts, features=features, segments=segments)))
+    sums = [pl.col("n_rows").sum(), *(pl.col(f"{kind}{i}").sum() for i in range(len(features)) for kind in "pc")]
+    if not parts:
+        return _counts_frame({key: [] for key in KEYS}, np.zeros(0, np.int64), np.zeros((0, len(features), 2), np.int64))
+    return pl.concat(parts).group_by(KEYS).agg(sums)
+
+
+def _each_counted(batches: Iterable[pa.RecordBatch], count) -> Iterator[pl.DataFrame]:
+    """``count(batch)`` of each batch, COUNTING_THREADS at a time while the next batch is read
+    (the compiled loops and Parquet decoding free the GIL): at most COUNTING_THREADS + 1
+    batches in memory."""
+    pending = deque()
+    with ThreadPoolExecutor(max_workers=COUNTING_THREADS) as pool:
+        for batch in batches:
+            pending.append(pool.submit(count, batch))
+            if len(pending) > COUNTING_THREADS:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _batch_counts(batch: pa.RecordBatch, *, features: list[FeatureRule], segments: Segments) -> pl.DataFrame:
+    """The batch's finest counts, one row per group present in it."""
+    groups, labels = _groups(batch, segments)
+    n_groups = len(labels[KEYS[0]])
+    rows = np.bincount(groups, minlength=n_groups)
+    counted = [i for i, feature in enumerate(features) if feature.column is not None]
+    states = np.empty((len(counted), batch.num_rows), np.uint8)
+    for row, index in enumerate(counted):
+        feature = features[index]
+        values, mask, offset = _values(batch.column(feature.column))
+        _value_states(values, mask, offset, feature.greater, feature.threshold, states[row])
+    counts = np.zeros((n_groups, len(features), 2), np.int64)
+    for first in range(0, len(counted), FEATURES_PER_PATTERN):
+        chunk = counted[first:first + FEATURES_PER_PATTERN]
+        patterns = np.zeros((n_groups, PATTERNS), np.int64)
+        _tally(groups, states, first, first + len(chunk), patterns)
+        counts[:, chunk, :] = _split_patterns(patterns, len(chunk))
+    kept = np.flatnonzero(rows)
+    return _counts_frame({key: values[kept] for key, values in labels.items()}, rows[kept], counts[kept])
+
+
+def _counts_frame(labels: dict[str, np.ndarray], rows: np.ndarray, counts: np.ndarray) -> pl.DataFrame:
+    columns = {"window": pl.Series(labels["window"], dtype=pl.Int16),
+               **{key: pl.Series(labels[key], dtype=pl.String) for key in KEYS[1:]},
+               "n_rows": rows}
+    for i in range(counts.shape[1]):
+        columns[f"p{i}"], columns[f"c{i}"] = counts[:, i, 0], counts[:, i, 1]
+    return pl.DataFrame(columns)
+
+
+def _groups(batch: pa.RecordBatch, segments: Segments) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Each row's group (0 … groups - 1) and each group's window and segment values."""
+    n = batch.num_rows
+    windows = batch.column("window").to_numpy(zero_copy_only=False).astype(np.int64)
+    lowest = int(windows.min()) if n else 0
+    codes = [(windows - lowest, np.arange(lowest, int(windows.max(initial=lowest)) + 1)),
+             _value_codes(_column(batch, segments.product_group), n),
+             _value_codes(_column(batch, segments.region), n),
+             _band_codes(_column(batch, segments.query), segments, n),
+             _age_codes(_column(batch, segments.first_seen), segments.new_since, n),
+             _age_band_codes(_column(batch, segments.first_seen), segments, n)]
+    shape = tuple(len(values) for _, values in codes)
+    groups = np.ravel_multi_index(tuple(row_codes for row_codes, _ in codes), shape)
+    keys = np.arange(int(np.prod(shape)))
+    if len(keys) > 4 * n:  # many segment values, few rows: number only the groups present
+        keys, groups = np.unique(groups, return_inverse=True)
+    positions = np.unravel_index(keys, shape)
+    labels = {key: values[position] for key, (_, values), position in zip(KEYS, codes, positions)}
+    return groups.astype(np.intp), labels
+
+
+def _column(batch: pa.RecordBatch, name: str | None) -> pa.Array | None:
+    return None if name is None else batch.column(name)
+
+
+def _value_codes(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into the column's distinct values, NULL last (read 'unknown')."""
+    if column is None:
+        return np.zeros(n, np.int64), np.array([UNKNOWN], dtype=object)
+    encoded = _dictionary(column)
+    values = [UNKNOWN if value is None else value for value in encoded.dictionary.to_pylist()]
+    return _indices(encoded), np.array([*values, UNKNOWN], dtype=object)
+
+
+def _band_codes(column: pa.Array | None, segments: Segments, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into BANDS: each distinct query's band looked up once, then given to its rows."""
+    labels = np.array(BANDS, dtype=object)
+    if column is None:
+        return np.full(n, BANDS.index(UNKNOWN)), labels
+    encoded = _dictionary(column)
+    found = pc.index_in(encoded.dictionary, value_set=segments.queries.cast(encoded.dictionary.type))
+    # -1 (a query without events, or NULL) picks the last band: unknown
+    with_unknown = np.append(segments.band_codes, BANDS.index(UNKNOWN))
+    of_value = with_unknown[pc.fill_null(found, -1).to_numpy()]
+    return np.append(of_value, BANDS.index(UNKNOWN))[_indices(encoded)], labels
+
+
+def _age_codes(column: pa.Array | None, new_since: date, n: int) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.array(AGES, dtype=object)
+    if column is None:
+        return np.full(n, AGES.index(UNKNOWN)), labels
+    newer = pc.greater(column, pa.scalar(new_since, pa.date32())).fill_null(False).to_numpy(zero_copy_only=False)
+    codes = np.where(newer, AGES.index("new"), AGES.index("established"))
+    codes[column.is_null().to_numpy(zero_copy_only=False)] = AGES.index(UNKNOWN)
+    return codes, labels
+
+
+def _age_band_codes(column: pa.Array | None, segments: Segments, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into the age bands (then 'unknown'): a row's band is the number of edges its
+    product was first seen on or before (the edges fall, youngest band first)."""
+    labels = np.array([*segments.age_labels, UNKNOWN], dtype=object)
+    if column is None:
+        return np.full(n, len(segments.age_labels)), labels
+    days = column.cast(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False)
+    edges = np.array([edge.toordinal() - date(1970, 1, 1).toordinal() for edge in segments.age_edges], np.int32)
+    codes = np.searchsorted(-edges, -days, side="right")  # edges with days <= edge, counted
+    codes[column.is_null().to_numpy(zero_copy_only=False)] = len(segments.age_labels)
+    return codes, labels
+
+
+def _dictionary(column: pa.Array) -> pa.DictionaryArray:
+    """The column as dictionary codes: as read (Parquet keeps strings so), else encoded."""
+    return column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+
+
+def _indices(encoded: pa.DictionaryArray) -> np.ndarray:
+    """The rows' codes, NULL as one past the dictionary's last value."""
+    return pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy().astype(np.int64)
+
+
+def _values(column: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
+    """A numeric column's values (float32 or float64, read in place), its validity bits
+    (NO_MASK: no NULL) and the offset of its first value in them."""
+    if column.type not in (pa.float32(), pa.float64()):
+        column = column.cast(pa.float64())  # integers and booleans, as the SQL casts them
+    validity, data = column.buffers()[:2]
+    dtype = np.float32 if column.type == pa.float32() else np.float64
+    values = np.frombuffer(data, dtype, count=column.offset + len(column))[column.offset:]
+    if validity is None or column.null_count == 0:
+        return values, NO_MASK, 0
+    return values, np.frombuffer(validity, np.uint8), column.offset
+
+
+@njit(cache=True, nogil=True)
+def _value_states(values, mask, offset, greater, threshold, out):  # pragma: no cover - compiled
+    """Each value's state: 0 missing (NULL or NaN), 1 present, 2 covered."""
+    masked = mask.shape[0] > 0
+    for i in range(values.shape[0]):
+        value = values[i]
+        present = not np.isnan(value)
+        if masked:
+            bit = i + offset
+            present = present and (mask[bit >> 3] >> (bit & 7)) & 1 == 1
+        passes = value > threshold if greater else value != threshold
+        out[i] = np.uint8(present) + np.uint8(present and passes)
+
+
+@njit(cache=True, nogil=True)
+def _tally(groups, states, first, last, patterns):  # pragma: no cover - compiled
+    """Add each row to its group's count of the pattern of states of features first … last - 1."""
+    for i in range(groups.shape[0]):
+        pattern = 0
+        for feature in range(first, last):
+            pattern = pattern * 3 + states[feature, i]
+        patterns[groups[i], pattern] += 1
+
+
+def _split_patterns(patterns: np.ndarray, features: int) -> np.ndarray:
+    """Per group, each of the features' present and covered counts from its patterns' counts."""
+    digits = (np.arange(3**features)[:, None] // 3 ** np.arange(features - 1, -1, -1)) % 3
+    used = patterns[:, : 3**features]
+    return np.stack([used @ (digits >= 1), used @ (digits == 2)], axis=-1)
