@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-all bench clean report-check browser
+.PHONY: install demo test test-cluster test-all bench clean report-check browser
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest -m "not slow" -q
+
+# The Spark standalone cluster on 127.0.0.1 (slow, about 3.5 minutes; Java 17+): CI runs it too.
+test-cluster: $(INSTALLED)
+	$(BIN)/python -m pytest -m slow -q tests/test_spark_cluster.py
 
 test-all: $(INSTALLED)
 	$(BIN)/python -m pytest -q

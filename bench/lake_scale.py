@@ -61,7 +61,7 @@ def main() -> None:
                 shutil.rmtree(run, ignore_errors=True)
                 run.mkdir(parents=True)
                 config = _config(run, logs, engine=args.engine, events=args.events_per_window)
-                seconds, cpu, peak_mb, output = _measure(code, config)
+                seconds, cpu, peak_mb, output, _ = _measure(code, config)
                 runs[code].append((seconds, cpu, peak_mb))
                 print(f"{code.name:>10} {rows:>12,} {size / 1e9:>5.1f} {_field(output, 'events'):>15} "
                       f"{_field(output, 'rows'):>13} {seconds:>8.1f} {cpu:>6.1f} {peak_mb:>12,.0f}", flush=True)
@@ -91,11 +91,13 @@ def _config(run: Path, logs: Path, *, engine: str, events: int) -> Path:
     return path
 
 
-def _measure(code: Path, config: Path) -> tuple[float, float, float, str]:
-    """Wall time, CPU time (user + system, the process and the children it waited for) and
-    peak RSS of one `feco run`: the larger of the kernel's peak for the process (wait4) and
-    the sum over its process tree sampled every 0.1 s (Spark's JVM is a child of the Python
-    process). CPU time moves less than wall time when others share the machine."""
+def _measure(code: Path, config: Path) -> tuple[float, float, float, str, float]:
+    """Wall time, CPU time (user + system, the process and the children it waited for), peak
+    RSS of one `feco run`, its output, and the CPU time of the JVMs in its process tree that it
+    does not wait for (Spark's driver: pyspark starts it and leaves it to end on its own), as
+    last seen in samples every 0.1 s. Peak RSS is the larger of the kernel's peak for the
+    process (wait4) and the sum over its process tree in those samples. CPU time moves less
+    than wall time when others share the machine."""
     import psutil
 
     env = os.environ | {"PYTHONPATH": str(code)}
@@ -104,18 +106,34 @@ def _measure(code: Path, config: Path) -> tuple[float, float, float, str]:
     with output.open("w") as log:
         process = subprocess.Popen([sys.executable, "-m", "feco", "run", "--ds", DAY.isoformat(), "--config",
                                     str(config)], cwd=code, env=env, stdout=log, stderr=subprocess.STDOUT)
-        tree_peak, watched = 0, psutil.Process(process.pid)
+        tree_peak, watched, jvm_cpu = 0, psutil.Process(process.pid), {}
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             tree_peak = max(tree_peak, _tree_rss(watched))
+            jvm_cpu |= _jvm_cpu(watched)
             time.sleep(0.1)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status):
         sys.exit(f"feco run failed:\n{output.read_text()}")
     cpu = usage.ru_utime + usage.ru_stime
-    return seconds, cpu, max(tree_peak, usage.ru_maxrss * 1024) / 2**20, output.read_text()
+    return seconds, cpu, max(tree_peak, usage.ru_maxrss * 1024) / 2**20, output.read_text(), sum(jvm_cpu.values())
+
+
+def _jvm_cpu(process) -> dict[int, float]:
+    """CPU seconds so far of each java process under ``process``."""
+    import psutil
+
+    seen = {}
+    try:
+        for child in process.children(recursive=True):
+            if child.name() == "java":
+                times = child.cpu_times()
+                seen[child.pid] = times.user + times.system
+    except psutil.Error:  # ended while we looked: its last sample stands
+        pass
+    return seen
 
 
 def _tree_rss(process) -> int:

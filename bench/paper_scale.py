@@ -46,7 +46,7 @@ def main() -> None:
           f"ready in {time.perf_counter() - started:.0f} s); {args.events_per_window:,} events a window")
 
     config = _fresh_config("whole", logs, args.events_per_window)
-    seconds, cpu, peak_mb, output = _measure(REPO, config)
+    seconds, cpu, peak_mb, output, _ = _measure(REPO, config)
     print(f"feco run, end to end: {seconds:.1f} s, CPU {cpu:.1f} s, peak RSS {peak_mb:,.0f} MB; "
           f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled")
 

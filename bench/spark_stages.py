@@ -49,7 +49,8 @@ def main() -> None:
     print(f"day {DAY}: {rows:,} rows, {size / 1e9:.1f} GB; {args.events_per_window:,} events a window")
 
     duck = _fresh("stages-duckdb")
-    seconds, cpu, peak, output = _measure(REPO, _config(duck, logs, engine="duckdb", events=args.events_per_window))
+    seconds, cpu, peak, output, _ = _measure(REPO, _config(duck, logs, engine="duckdb", events=args.events_per_window))
+    duck_cpu = cpu
     print(f"DuckDB engine: {seconds:.1f} s, CPU {cpu:.1f} s, peak RSS {peak:,.0f} MB; "
           f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled")
 
@@ -64,12 +65,16 @@ def main() -> None:
         conf = ", ".join(f'"{key}" = "{value}"' for key, value in settings.items())
         config.write_text(config.read_text() + f'\n[spark]\nmaster = "{cluster.master}"\nconf = {{ {conf} }}\n')
         started = time.time()
-        seconds, cpu, peak, output = _measure(REPO, config)
-    print(f"Spark engine (cluster): {seconds:.1f} s, driver-side CPU {cpu:.1f} s, peak RSS of the feco process "
-          f"tree {peak:,.0f} MB; {_field(output, 'events')} events, {_field(output, 'rows')} rows sampled", flush=True)
+        seconds, cpu, peak, output, driver_jvm = _measure(REPO, config)
+    print(f"Spark engine (cluster): {seconds:.1f} s, CPU of the feco process {cpu:.1f} s and of the driver JVM "
+          f"{driver_jvm:.1f} s (its start-up included), peak RSS of the feco process tree {peak:,.0f} MB; "
+          f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled", flush=True)
     phases, app_start, app_end = _phases(next(events.iterdir()))
     executor_cpu = sum(p["cpu_ns"] for p in phases.values()) / 1e9
-    print(f"executors' CPU {executor_cpu:.1f} s; from starting `feco run` to the application's start "
+    spark_cpu = executor_cpu + cpu + driver_jvm
+    print(f"Spark engine CPU {spark_cpu:.1f} s (executors {executor_cpu:.1f} s, their JVMs' start-up excluded) "
+          f"= {spark_cpu / duck_cpu:.1f}x the DuckDB engine's {duck_cpu:.1f} s")
+    print(f"from starting `feco run` to the application's start "
           f"{app_start / 1000 - started:.1f} s (Python, feco, the driver JVM), application {(app_end - app_start) / 1000:.1f} s")
     print(f"{'phase':<38} {'jobs':>4} {'stages':>6} {'tasks':>6} {'stage s':>8} {'run s':>7} {'CPU s':>6} "
           f"{'rows read':>12} {'shuffle MB':>10}")

@@ -18,7 +18,6 @@ from datetime import date
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 
 from feco import storage
 from feco.config import Config
@@ -35,13 +34,11 @@ from feco.sampling import (
     FILE,
     LogFiles,
     WindowFiles,
-    WindowSummary,
-    check_one_file_per_event,
     check_some_events,
+    chosen_events,
     describe_read_failure,
     partition_dir,
     replace_day,
-    systematic_positions,
     window_files,
     window_summary_frame,
 )
@@ -74,31 +71,44 @@ def spark_path(location: storage.Location) -> str:
 
 def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) -> pl.DataFrame:
     """Sample the day in Spark and write it as the DuckDB engine does; returns the window
-    summary. Each window's events are ranked in one Spark task (two columns of them). The
-    input checks are the DuckDB engine's own (``window_files``, ``check_one_file_per_event``)."""
+    summary. Two jobs for the whole day: one reads every window's rows and returns each
+    event's key (id, first timestamp, files) to feco, which chooses the events as the DuckDB
+    engine does (``chosen_events``, the same code); one writes the chosen events' rows, a
+    folder per window. The input checks are the DuckDB engine's own (``window_files``)."""
     if is_table(config.paths.logs):
         raise UsageError(f"the Spark engine reads Hive-style Parquet folders, not the log table {config.paths.logs}: "
                          'use engine = "duckdb" for a table (docs/lake.md)')
     spark = session(config)
     _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
-    summaries, writes = [], []
+    read = [window for window in windows if window.files.paths]
+    files = _all_files(read)
+    rows = _window_rows(spark, read, config=config) if read else None
+    _describe_jobs(spark, f"feco sample {ds}: events of every window")
+    keys = _reading(files, _event_keys, rows, config=config) if read else None
+    summaries, chosen = [], []
     for window in windows:
-        _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: choose events")
-        rows, summary = _reading(window.files, _window_sample, spark, window, ds=ds, config=config)
+        own = keys.filter(pl.col("window") == window.window.index) if window.files.paths else _NO_KEYS
+        events = own.drop_nulls("event_id")
+        picked, summary = chosen_events(events, window, ds=ds, config=config,
+                                        null_event_ids=int(own.filter(pl.col("event_id").is_null())["n_rows"].sum()))
         summaries.append(summary)
-        if rows is not None:
-            writes.append((window, rows))
+        ids = events.get_column("event_id") if picked is None else picked
+        if ids.len():
+            chosen.append(pl.DataFrame({"window": pl.Series([window.window.index] * ids.len(), dtype=pl.Int16),
+                                        "event_id": ids}))
     check_some_events(ds, summaries)
 
     def write(staging: storage.Location) -> None:
-        for window, rows in writes:
-            _describe_jobs(spark, f"feco sample {ds} window {window.window.index}: write rows")
-            folder = spark_path(storage.join(staging, f"window={window.window.index}"))
-            _reading(window.files, rows.write.mode("overwrite").parquet, folder)
+        _describe_jobs(spark, f"feco sample {ds}: write the chosen events' rows")
+        _reading(files, _write_chosen, spark, rows, pl.concat(chosen), spark_path(staging), config=config)
 
     summary = window_summary_frame(summaries)
     replace_day(ds, config, write, summary)
     return summary
+
+
+_NO_KEYS = pl.DataFrame(schema={"window": pl.Int16, "event_id": pl.Null, "first_ts": pl.Null, "n_rows": pl.Int64,
+                                "first_file": pl.Int32, "last_file": pl.Int32})
 
 
 def _describe_jobs(spark, description: str) -> None:
@@ -117,37 +127,50 @@ def _reading(files: LogFiles, action, *args, **kwargs):
         raise DataError(describe_read_failure(files, error)) from None
 
 
-def _window_sample(spark, window: WindowFiles, *, ds: date, config: Config):
-    """The window's sampled rows (a Spark DataFrame, or None) and its summary row."""
-    from pyspark.sql import Window as Over
+def _all_files(windows: list[WindowFiles]) -> LogFiles:
+    """The files the windows read, each once (for naming the one at fault)."""
+    named = {path: name for window in windows for path, name in zip(window.files.paths, window.files.names)}
+    fs = windows[0].files.fs if windows else None
+    return LogFiles(fs, list(named), list(named.values()))
+
+
+def _window_rows(spark, windows: list[WindowFiles], *, config: Config):
+    """Every window's rows (a Spark DataFrame): exactly the files the input checks read, each
+    row with its window's index ("window") and its file's index in the window's files (FILE)."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
-    ts, event_id, wanted = config.logs.timestamp, config.logs.event_id, config.sampling.events_per_window
-    if not window.files.paths:
-        return None, WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0)
-    start, end = window.window.start, window.window.end
-    logs = _read_files(spark, window.files)
-    rows = logs.where((F.col(_quote(ts)) >= F.lit(start)) & (F.col(_quote(ts)) < F.lit(end)))
-    # cached: counted now, ranked when the sample is written; rows without an event id are
-    # in no event: counted, never sampled
-    keyed = rows.groupBy(F.col(_quote(event_id)).alias("event_id")).agg(
-        F.min(_quote(ts)).alias("first_ts"), F.count(F.lit(1)).alias("n_rows"),
-        F.min(FILE).alias("first_file"), F.max(FILE).alias("last_file")).cache()
-    null_ids = sum(r.n_rows for r in keyed.where(F.col("event_id").isNull()).select("n_rows").collect())
-    events = keyed.where(F.col("event_id").isNotNull())
-    spread = events.where(F.col("first_file") != F.col("last_file")).orderBy("first_ts", "event_id")
-    check_one_file_per_event(pl.from_arrow(spread.select("event_id", "first_file", "last_file").toArrow()),
-                             window.window, window.files)
-    available = events.count()
-    summary = WindowSummary.of(ds, window, available=available, wanted=wanted, null_event_ids=null_ids)
-    rows = rows.where(F.col(_quote(event_id)).isNotNull()).drop(FILE)
-    if available <= wanted:  # a short window is taken whole
-        return (rows if available else None), summary
-    positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.window.index)
-    ranked = events.withColumn("position", F.row_number().over(Over.orderBy("first_ts", "event_id")) - 1)
-    chosen = ranked.join(F.broadcast(spark.createDataFrame(pa.table({"position": positions}))), "position")
-    chosen_ids = F.broadcast(chosen.select(F.col("event_id").alias("feco_chosen_id")))
-    return rows.join(chosen_ids, F.col(_quote(event_id)) == F.col("feco_chosen_id"), "left_semi"), summary
+    ts = F.col(_quote(config.logs.timestamp))
+    frames = [_read_files(spark, window.files)
+              .where((ts >= F.lit(window.window.start)) & (ts < F.lit(window.window.end)))
+              .withColumn("window", F.lit(window.window.index).cast("short"))
+              for window in windows]
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _event_keys(rows, *, config: Config) -> pl.DataFrame:
+    """One row per window and event: ``window``, ``event_id``, ``first_ts``, ``n_rows``,
+    ``first_file``, ``last_file`` (rows without an event id grouped under a NULL one)."""
+    from pyspark.sql import functions as F
+
+    ts, event_id = _quote(config.logs.timestamp), _quote(config.logs.event_id)
+    keys = rows.groupBy("window", F.col(event_id).alias("event_id")).agg(
+        F.min(ts).alias("first_ts"), F.count(F.lit(1)).alias("n_rows"),
+        F.min(FILE).alias("first_file"), F.max(FILE).alias("last_file"))
+    return pl.from_arrow(keys.toArrow())
+
+
+def _write_chosen(spark, rows, chosen: pl.DataFrame, folder: str, *, config: Config) -> None:
+    """The chosen events' rows under ``folder``/window=N/ (Spark's partition folders)."""
+    from pyspark.sql import functions as F
+
+    event_id = config.logs.event_id
+    wanted = F.broadcast(spark.createDataFrame(chosen.rename({"window": "feco_chosen_window",
+                                                              "event_id": "feco_chosen_id"}).to_arrow()))
+    matched = (F.col("window") == F.col("feco_chosen_window")) & (F.col(_quote(event_id)) == F.col("feco_chosen_id"))
+    (rows.join(wanted, matched, "left_semi").drop(FILE)
+     .write.mode("overwrite").partitionBy("window").parquet(folder))
 
 
 def _read_files(spark, files: LogFiles):

@@ -16,7 +16,7 @@ import functools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import NamedTuple
 
 import duckdb
@@ -51,7 +51,7 @@ class Window:
 
 def day_windows(ds: date, config: Config) -> list[Window]:
     """The sampling windows of ``ds`` in UTC, in order."""
-    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=timezone.utc)
+    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=UTC)
     length = timedelta(minutes=config.sampling.window_minutes)
     return [
         Window(i, midnight + timedelta(minutes=m), midnight + timedelta(minutes=m) + length)
@@ -327,24 +327,35 @@ def _null_counts(footers: Footers, column: str, fs: pafs.FileSystem) -> dict[str
 
 def _choose(window: WindowFiles, schema: pl.Schema, *, ds: date, config: Config) -> WindowChoice:
     ts, event_id = config.logs.timestamp, config.logs.event_id
-    wanted, files = config.sampling.events_per_window, window.files
+    files = window.files
     if not files.paths:
-        summary = WindowSummary.of(ds, window, available=0, wanted=wanted, null_event_ids=0)
+        summary = WindowSummary.of(ds, window, available=0, wanted=config.sampling.events_per_window, null_event_ids=0)
         return WindowChoice(window.window, None, summary, files)
     rows = _window_rows(_scan(files, schema), window.window, ts=ts, dtype=schema[ts])
-    keys = _collect(rows.select(event_id, ts, FILE), files)
-    null_ids = keys.get_column(event_id).null_count()
-    events = (keys.drop_nulls(event_id).group_by(event_id)
-              .agg(pl.col(ts).min(), pl.col(FILE).min().alias("first_file"), pl.col(FILE).max().alias("last_file"))
-              .sort([ts, event_id]))
-    check_one_file_per_event(events.rename({event_id: "event_id"}), window.window, files)
-    events = events.get_column(event_id)
-    summary = WindowSummary.of(ds, window, available=events.len(), wanted=wanted, null_event_ids=null_ids)
-    if events.len() <= wanted:  # a short window is taken whole
-        return WindowChoice(window.window, rows.filter(pl.col(event_id).is_not_null()), summary, files)
-    chosen = events.gather(systematic_positions(events.len(), wanted, seed=config.sampling.seed, ds=ds,
-                                                window=window.window.index))
-    return WindowChoice(window.window, rows.filter(pl.col(event_id).is_in(chosen.implode())), summary, files)
+    keys = _collect(rows.select(pl.col(event_id).alias("event_id"), pl.col(ts).alias("ts"), FILE), files)
+    events = (keys.drop_nulls("event_id").group_by("event_id")
+              .agg(pl.col("ts").min().alias("first_ts"), pl.col(FILE).min().alias("first_file"),
+                   pl.col(FILE).max().alias("last_file")))
+    chosen, summary = chosen_events(events, window, ds=ds, config=config,
+                                    null_event_ids=keys.get_column("event_id").null_count())
+    rows = rows.filter(pl.col(event_id).is_not_null() if chosen is None else pl.col(event_id).is_in(chosen.implode()))
+    return WindowChoice(window.window, rows, summary, files)
+
+
+def chosen_events(events: pl.DataFrame, window: WindowFiles, *, ds: date, config: Config,
+                  null_event_ids: int) -> tuple[pl.Series | None, WindowSummary]:
+    """The events a window samples (None: all of them, a short window is taken whole) and its
+    summary row, from one row per event of the window: ``event_id``, ``first_ts`` (its first
+    row's timestamp), ``first_file`` and ``last_file``. Both engines choose here, so they
+    choose the same events: every k-th in (first timestamp, event id) order."""
+    ordered = events.sort(["first_ts", "event_id"])
+    check_one_file_per_event(ordered, window.window, window.files)
+    wanted, available = config.sampling.events_per_window, ordered.height
+    summary = WindowSummary.of(ds, window, available=available, wanted=wanted, null_event_ids=null_event_ids)
+    if available <= wanted:
+        return None, summary
+    positions = systematic_positions(available, wanted, seed=config.sampling.seed, ds=ds, window=window.window.index)
+    return ordered.get_column("event_id").gather(positions), summary
 
 
 def check_one_file_per_event(events: pl.DataFrame, window: Window, files: LogFiles) -> None:
