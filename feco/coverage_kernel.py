@@ -1,12 +1,12 @@
 """The finest coverage counts in compiled loops: what ``sql/coverage/finest_counts.sql`` counts,
 a batch of rows at a time.
 
-Each row gets one small integer, its group (window and the four segment values, taken from
-the batch's dictionary codes, never from its strings); each feature value one state (0
-missing, 1 present, 2 covered); then one loop over the rows adds every row to its group's
-count of the pattern of states of four features at once (3^4 patterns), so a row costs one
-increment per four features instead of two per feature. The patterns' counts are split into
-each feature's present and covered counts at the end, per group, not per row.
+Each row gets one small integer, its group (window and the segment values, taken from the
+batch's dictionary codes, never from its strings), numbered among the groups present in the
+batch; then one loop per feature gives each value its state (0 missing, 1 present, 2 covered)
+and adds it to its group's count of that state. The counts of a feature (groups x 3, 32-bit)
+stay in the processor's cache, and the loop touches nothing else but the values and the
+groups, in order.
 
 Same counts as the SQL, by construction (``tests/test_coverage.py`` compares them): NULL and
 NaN are missing, a value is compared to its threshold as a double (DuckDB casts a FLOAT
@@ -33,8 +33,6 @@ UNKNOWN = "unknown"
 BANDS = ["head", "torso", "tail", UNKNOWN]
 AGES = ["new", "established", UNKNOWN]
 KEYS = ["window", "product_group", "region", "query_band", "product_age", "age_band"]
-FEATURES_PER_PATTERN = 4  # 3^4 = 81 patterns; the fastest of 2 to 5 features at once, measured
-PATTERNS = 3**FEATURES_PER_PATTERN
 NO_MASK = np.zeros(0, np.uint8)
 COUNTING_THREADS = 2  # batches counted at once; each one more batch in memory
 BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
@@ -104,20 +102,17 @@ def _batch_counts(batch: pa.RecordBatch, *, features: list[FeatureRule], segment
     groups, labels = _groups(batch, segments)
     n_groups = len(labels[KEYS[0]])
     rows = np.bincount(groups, minlength=n_groups)
-    counted = [i for i, feature in enumerate(features) if feature.column is not None]
-    states = np.empty((len(counted), batch.num_rows), np.uint8)
-    for row, index in enumerate(counted):
-        feature = features[index]
-        values, mask, offset = _values(batch.column(feature.column))
-        _value_states(values, mask, offset, feature.greater, feature.threshold, states[row])
     counts = np.zeros((n_groups, len(features), 2), np.int64)
-    for first in range(0, len(counted), FEATURES_PER_PATTERN):
-        chunk = counted[first:first + FEATURES_PER_PATTERN]
-        patterns = np.zeros((n_groups, PATTERNS), np.int64)
-        _tally(groups, states, first, first + len(chunk), patterns)
-        counts[:, chunk, :] = _split_patterns(patterns, len(chunk))
-    kept = np.flatnonzero(rows)
-    return _counts_frame({key: values[kept] for key, values in labels.items()}, rows[kept], counts[kept])
+    states = np.empty((n_groups, 3), np.int32)
+    for index, feature in enumerate(features):
+        if feature.column is None:
+            continue
+        values, mask, offset = _values(batch.column(feature.column))
+        states[:] = 0
+        _count_states(values, mask, offset, feature.greater, feature.threshold, groups, states)
+        counts[:, index, 0] = states[:, 1] + states[:, 2]
+        counts[:, index, 1] = states[:, 2]
+    return _counts_frame(labels, rows, counts)
 
 
 def _counts_frame(labels: dict[str, np.ndarray], rows: np.ndarray, counts: np.ndarray) -> pl.DataFrame:
@@ -130,7 +125,8 @@ def _counts_frame(labels: dict[str, np.ndarray], rows: np.ndarray, counts: np.nd
 
 
 def _groups(batch: pa.RecordBatch, segments: Segments) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Each row's group (0 … groups - 1) and each group's window and segment values."""
+    """Each row's group (0 … groups - 1, the groups present in the batch) and each group's
+    window and segment values."""
     n = batch.num_rows
     windows = batch.column("window").to_numpy(zero_copy_only=False).astype(np.int64)
     lowest = int(windows.min()) if n else 0
@@ -142,12 +138,17 @@ def _groups(batch: pa.RecordBatch, segments: Segments) -> tuple[np.ndarray, dict
              _age_band_codes(_column(batch, segments.first_seen), segments, n)]
     shape = tuple(len(values) for _, values in codes)
     groups = np.ravel_multi_index(tuple(row_codes for row_codes, _ in codes), shape)
-    keys = np.arange(int(np.prod(shape)))
-    if len(keys) > 4 * n:  # many segment values, few rows: number only the groups present
+    total = int(np.prod(shape))
+    if total > 4 * n:  # many segment values, few rows: sorting the rows' groups is cheaper
         keys, groups = np.unique(groups, return_inverse=True)
+    else:
+        keys = np.flatnonzero(np.bincount(groups, minlength=total))
+        number = np.zeros(total, np.int64)
+        number[keys] = np.arange(len(keys))
+        groups = number[groups]
     positions = np.unravel_index(keys, shape)
     labels = {key: values[position] for key, (_, values), position in zip(KEYS, codes, positions)}
-    return groups.astype(np.intp), labels
+    return groups.astype(np.int32), labels
 
 
 def _column(batch: pa.RecordBatch, name: str | None) -> pa.Array | None:
@@ -223,8 +224,9 @@ def _values(column: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 @njit(cache=True, nogil=True)
-def _value_states(values, mask, offset, greater, threshold, out):  # pragma: no cover - compiled
-    """Each value's state: 0 missing (NULL or NaN), 1 present, 2 covered."""
+def _count_states(values, mask, offset, greater, threshold, groups, counts):  # pragma: no cover - compiled
+    """Add each value's state (0 missing: NULL or NaN, 1 present, 2 covered) to its row's
+    group's count of that state: counts[group, state]."""
     masked = mask.shape[0] > 0
     for i in range(values.shape[0]):
         value = values[i]
@@ -233,21 +235,4 @@ def _value_states(values, mask, offset, greater, threshold, out):  # pragma: no 
             bit = i + offset
             present = present and (mask[bit >> 3] >> (bit & 7)) & 1 == 1
         passes = value > threshold if greater else value != threshold
-        out[i] = np.uint8(present) + np.uint8(present and passes)
-
-
-@njit(cache=True, nogil=True)
-def _tally(groups, states, first, last, patterns):  # pragma: no cover - compiled
-    """Add each row to its group's count of the pattern of states of features first … last - 1."""
-    for i in range(groups.shape[0]):
-        pattern = 0
-        for feature in range(first, last):
-            pattern = pattern * 3 + states[feature, i]
-        patterns[groups[i], pattern] += 1
-
-
-def _split_patterns(patterns: np.ndarray, features: int) -> np.ndarray:
-    """Per group, each of the features' present and covered counts from its patterns' counts."""
-    digits = (np.arange(3**features)[:, None] // 3 ** np.arange(features - 1, -1, -1)) % 3
-    used = patterns[:, : 3**features]
-    return np.stack([used @ (digits >= 1), used @ (digits == 2)], axis=-1)
+        counts[groups[i], np.uint8(present) + np.uint8(present and passes)] += 1

@@ -62,6 +62,11 @@ def session(config: Config):
     spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    # The sample's rows are written a folder per window without first being sorted by window
+    # (a task's rows are of one window, as each window reads its own files): a writer per
+    # window open at once, not a sort of every sampled row.
+    spark.conf.set("spark.sql.optimizer.plannedWrite.enabled", "false")
+    spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "16")
     return spark
 
 
@@ -82,25 +87,23 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     _, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     read = [window for window in windows if window.files.paths]
     files = _all_files(read)
-    rows = _window_rows(spark, read, config=config) if read else None
+    rows = {window.window.index: _window_rows(spark, window, config=config) for window in read}
     _describe_jobs(spark, f"feco sample {ds}: events of every window")
-    keys = _reading(files, _event_keys, rows, config=config) if read else None
-    summaries, chosen = [], []
+    keys = _reading(files, _event_keys, list(rows.values()), config=config) if read else None
+    summaries, chosen = [], {}
     for window in windows:
         own = keys.filter(pl.col("window") == window.window.index) if window.files.paths else _NO_KEYS
         events = own.drop_nulls("event_id")
         picked, summary = chosen_events(events, window, ds=ds, config=config,
                                         null_event_ids=int(own.filter(pl.col("event_id").is_null())["n_rows"].sum()))
         summaries.append(summary)
-        ids = events.get_column("event_id") if picked is None else picked
-        if ids.len():
-            chosen.append(pl.DataFrame({"window": pl.Series([window.window.index] * ids.len(), dtype=pl.Int16),
-                                        "event_id": ids}))
+        if summary.events_sampled:
+            chosen[window.window.index] = picked
     check_some_events(ds, summaries)
 
     def write(staging: storage.Location) -> None:
         _describe_jobs(spark, f"feco sample {ds}: write the chosen events' rows")
-        _reading(files, _write_chosen, spark, rows, pl.concat(chosen), spark_path(staging), config=config)
+        _reading(files, _write_chosen, spark, rows, chosen, spark_path(staging), config=config)
 
     summary = window_summary_frame(summaries)
     replace_day(ds, config, write, summary)
@@ -134,54 +137,55 @@ def _all_files(windows: list[WindowFiles]) -> LogFiles:
     return LogFiles(fs, list(named), list(named.values()))
 
 
-def _window_rows(spark, windows: list[WindowFiles], *, config: Config):
-    """Every window's rows (a Spark DataFrame): exactly the files the input checks read, each
-    row with its window's index ("window") and its file's index in the window's files (FILE)."""
-    from functools import reduce
-
+def _window_rows(spark, window: WindowFiles, *, config: Config):
+    """The window's rows (a Spark DataFrame): exactly the files the input checks read, each row
+    with the window's index ("window") and its file's index in the window's files (FILE)."""
     from pyspark.sql import functions as F
 
     ts = F.col(_quote(config.logs.timestamp))
-    frames = [_read_files(spark, window.files)
-              .where((ts >= F.lit(window.window.start)) & (ts < F.lit(window.window.end)))
-              .withColumn("window", F.lit(window.window.index).cast("short"))
-              for window in windows]
-    return reduce(lambda a, b: a.unionByName(b), frames)
+    return (_read_files(spark, window.files).where((ts >= F.lit(window.window.start)) & (ts < F.lit(window.window.end)))
+            .withColumn("window", F.lit(window.window.index).cast("short")))
 
 
-def _event_keys(rows, *, config: Config) -> pl.DataFrame:
-    """One row per window and event: ``window``, ``event_id``, ``first_ts``, ``n_rows``,
-    ``first_file``, ``last_file`` (rows without an event id grouped under a NULL one)."""
+def _event_keys(windows: list, *, config: Config) -> pl.DataFrame:
+    """One row per window and event of the windows' rows: ``window``, ``event_id``,
+    ``first_ts``, ``n_rows``, ``first_file``, ``last_file`` (rows without an event id grouped
+    under a NULL one)."""
     from pyspark.sql import functions as F
 
     ts, event_id = _quote(config.logs.timestamp), _quote(config.logs.event_id)
-    keys = rows.groupBy("window", F.col(event_id).alias("event_id")).agg(
+    keys = _union(windows).groupBy("window", F.col(event_id).alias("event_id")).agg(
         F.min(ts).alias("first_ts"), F.count(F.lit(1)).alias("n_rows"),
         F.min(FILE).alias("first_file"), F.max(FILE).alias("last_file"))
     return pl.from_arrow(keys.toArrow())
 
 
-def _write_chosen(spark, rows, chosen: pl.DataFrame, folder: str, *, config: Config) -> None:
-    """The chosen events' rows under ``folder``/window=N/ (Spark's partition folders)."""
+def _write_chosen(spark, rows: dict, chosen: dict[int, pl.Series | None], folder: str, *, config: Config) -> None:
+    """The chosen events' rows (None: all the window's events) under ``folder``/window=N/
+    (Spark's partition folders), in one job; each window's rows meet only its own chosen ids
+    (each sent to the tasks once)."""
     from pyspark.sql import functions as F
 
-    event_id = config.logs.event_id
-    wanted = F.broadcast(spark.createDataFrame(chosen.rename({"window": "feco_chosen_window",
-                                                              "event_id": "feco_chosen_id"}).to_arrow()))
-    matched = (F.col("window") == F.col("feco_chosen_window")) & (F.col(_quote(event_id)) == F.col("feco_chosen_id"))
-    (rows.join(wanted, matched, "left_semi").drop(FILE)
-     .write.mode("overwrite").partitionBy("window").parquet(folder))
+    column = F.col(_quote(config.logs.event_id))
+    kept = [rows[window].where(column.isNotNull()) if ids is None else
+            rows[window].join(F.broadcast(spark.createDataFrame(ids.rename("feco_chosen_id").to_frame().to_arrow())),
+                              column == F.col("feco_chosen_id"), "left_semi")
+            for window, ids in chosen.items()]
+    _union(kept).drop(FILE).write.mode("overwrite").partitionBy("window").parquet(folder)
+
+
+def _union(frames: list):
+    from functools import reduce
+
+    return reduce(lambda a, b: a.unionByName(b), frames)
 
 
 def _read_files(spark, files: LogFiles):
     """Exactly the files the input checks read, each row with its file's index (FILE)."""
-    from functools import reduce
-
     from pyspark.sql import functions as F
 
-    frames = [spark.read.parquet(spark_path(Path(name) if not storage.is_uri(name) else name))
-              .withColumn(FILE, F.lit(index)) for index, name in enumerate(files.names)]
-    return reduce(lambda a, b: a.unionByName(b), frames)
+    return _union([spark.read.parquet(spark_path(Path(name) if not storage.is_uri(name) else name))
+                   .withColumn(FILE, F.lit(index)) for index, name in enumerate(files.names)])
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],

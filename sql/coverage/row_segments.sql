@@ -21,7 +21,9 @@ WITH sample AS (
 bands AS (
     {query_bands}
 )
-SELECT sample.*,
+-- The hint makes Spark send the day's bands (one row per query) to every task instead of
+-- shuffling the sampled rows to meet them; DuckDB reads it as a comment.
+SELECT /*+ BROADCAST(bands) */ sample.*,
        coalesce(CAST(sample.raw_product_group AS STRING), 'unknown') AS product_group,
        coalesce(CAST(sample.raw_region AS STRING), 'unknown') AS region,
        coalesce(bands.band, 'unknown') AS query_band,
