@@ -181,11 +181,15 @@ def _union(frames: list):
 
 
 def _read_files(spark, files: LogFiles):
-    """Exactly the files the input checks read, each row with its file's index (FILE)."""
+    """Exactly the files the input checks read, each row with its file's index (FILE). The
+    first file's schema is given for the others (the checks found the same columns and types
+    in all), so Spark does not run a job per file to learn it."""
     from pyspark.sql import functions as F
 
-    return _union([spark.read.parquet(spark_path(Path(name) if not storage.is_uri(name) else name))
-                   .withColumn(FILE, F.lit(index)) for index, name in enumerate(files.names)])
+    paths = [spark_path(Path(name) if not storage.is_uri(name) else name) for name in files.names]
+    first = spark.read.parquet(paths[0])
+    return _union([(first if index == 0 else spark.read.schema(first.schema).parquet(path)).withColumn(FILE, F.lit(index))
+                   for index, path in enumerate(paths)])
 
 
 def compute_states(ds: date, config: Config, *, references: dict[str, float],
