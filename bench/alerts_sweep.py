@@ -11,7 +11,7 @@ the given seeds (counts summed, rates per scored week) and the per-seed range.
     .venv/bin/python bench/alerts_sweep.py --volumes 40k,150k --seeds tuning --summary
     nice -n 10 .venv/bin/python bench/alerts_sweep.py --volumes 1m --seeds 3 --drop-logs
 
-``--seeds`` is ``tuning`` or ``held_out`` (the lists of bench/alert_seeds.toml, per family) or
+``--seeds`` is ``tuning``, ``held_out`` or ``held_out_2`` (the lists of bench/alert_seeds.toml, per family) or
 numbers (``3,11``) for every family given.
 """
 
@@ -34,8 +34,10 @@ SEEDS_FILE = Path(__file__).resolve().parent / "alert_seeds.toml"
 
 
 def seeds_of(family: str, which: str) -> list[int]:
-    if which in ("tuning", "held_out"):
-        return tomllib.loads(SEEDS_FILE.read_text())[which].get(family, [])
+    """The seeds of a table of bench/alert_seeds.toml (tuning, held_out, held_out_2 …), or numbers."""
+    tables = tomllib.loads(SEEDS_FILE.read_text())
+    if isinstance(tables.get(which), dict):
+        return tables[which].get(family, [])
     return [int(s) for s in which.split(",") if s.strip()]
 
 
@@ -115,7 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated (default: all)")
     parser.add_argument("--volumes", default="40k", help=f"comma-separated, of {', '.join(VOLUMES)} or numbers")
-    parser.add_argument("--seeds", default="tuning", help="tuning, held_out or comma-separated numbers")
+    parser.add_argument("--seeds", default="tuning", help="a table of bench/alert_seeds.toml (tuning, held_out, held_out_2) or comma-separated numbers")
     parser.add_argument("--redetect", action="store_true", help="the alert rules again on stored states, rescore")
     parser.add_argument("--recount", action="store_true", help="the states again from stored samples, then --redetect")
     parser.add_argument("--rescore", action="store_true", help="score the stored pages again")
