@@ -1,8 +1,8 @@
 """The Spark engine (``engine = "spark"``): sampling and the finest counts run in Spark.
 
-Same results as the DuckDB engine, by construction: events are ranked by (first timestamp,
-event id) and the positions taken are ``feco.sampling.systematic_positions``, so the same
-events are chosen; the counts are ``sql/coverage/finest_counts.sql`` itself, run by Spark SQL,
+Same results as the DuckDB engine, by construction: Spark reads the events' keys and feco
+chooses among them with the DuckDB engine's own code (``feco.sampling.chosen_events``), so the
+same events are chosen; the counts are ``sql/coverage/finest_counts.sql`` itself, run by Spark SQL,
 and roll up into states in ``feco.coverage``. Samples land where the DuckDB engine puts them
 (``samples/ds=…/window=N/``), with the same ``_windows.parquet``, and publish into the same
 DuckDB warehouse.
