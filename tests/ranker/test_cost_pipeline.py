@@ -92,7 +92,7 @@ def test_every_scored_day_is_explained_per_segment(pipeline):
     shares = query(config, "SELECT ds, segment_dim, sum(shap_share) AS total, max(rows_explained) AS rows "
                            "FROM shap_daily_share GROUP BY ds, segment_dim, segment_value")
     assert set(shares["ds"]) == {d for d in DAYS if d >= TRAINED}
-    assert set(shares["segment_dim"]) == {"all", "product_group", "region", "query_band", "product_age"}
+    assert set(shares["segment_dim"]) == {"all", "product_group", "region", "query_band", "product_age", "age_band"}
     assert (shares["total"] - 1).abs().max() < 1e-9
     assert shares.filter(segment_dim="all")["rows"].to_list() == [200] * len(shares.filter(segment_dim="all"))
     share = dict(query(config, "SELECT ds, shap_share FROM shap_daily_share WHERE feature = 'eng_ctr_30d' "
