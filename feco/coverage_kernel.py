@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 from datetime import date
 
 import numpy as np
@@ -36,6 +37,7 @@ KEYS = ["window", "product_group", "region", "query_band", "product_age", "age_b
 NO_MASK = np.zeros(0, np.uint8)
 COUNTING_THREADS = 2  # batches counted at once; each one more batch in memory
 BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
+NULL_DAY = np.iinfo(np.int32).min  # a NULL first-seen date, in the compiled loops
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def _batch_counts(batch: pa.RecordBatch, *, features: list[FeatureRule], segment
             continue
         values, mask, offset = _values(batch.column(feature.column))
         states[:] = 0
-        _count_states(values, mask, offset, feature.greater, feature.threshold, groups, states)
+        _count_states(values, mask, offset, feature.greater, feature.threshold, groups, states.reshape(-1))
         counts[:, index, 0] = states[:, 1] + states[:, 2]
         counts[:, index, 1] = states[:, 2]
     return _counts_frame(labels, rows, counts)
@@ -124,80 +126,126 @@ def _counts_frame(labels: dict[str, np.ndarray], rows: np.ndarray, counts: np.nd
     return pl.DataFrame(columns)
 
 
+class _Dimension(NamedTuple):
+    """A batch's rows' codes in one dimension: row i's code is ``lookup[index[i]]``, a place
+    in ``labels`` (``index`` None: every row has the one label)."""
+
+    index: np.ndarray | None
+    lookup: np.ndarray | None
+    labels: np.ndarray
+
+
+UNKNOWN_ONLY = _Dimension(None, None, np.array([UNKNOWN], dtype=object))
+
+
 def _groups(batch: pa.RecordBatch, segments: Segments) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Each row's group (0 … groups - 1, the groups present in the batch) and each group's
     window and segment values."""
-    n = batch.num_rows
-    windows = batch.column("window").to_numpy(zero_copy_only=False).astype(np.int64)
-    lowest = int(windows.min()) if n else 0
-    codes = [(windows - lowest, np.arange(lowest, int(windows.max(initial=lowest)) + 1)),
-             _value_codes(_column(batch, segments.product_group), n),
-             _value_codes(_column(batch, segments.region), n),
-             _band_codes(_column(batch, segments.query), segments, n),
-             _age_codes(_column(batch, segments.first_seen), segments.new_since, n),
-             _age_band_codes(_column(batch, segments.first_seen), segments, n)]
-    shape = tuple(len(values) for _, values in codes)
-    groups = np.ravel_multi_index(tuple(row_codes for row_codes, _ in codes), shape)
+    dimensions = [_window_dimension(batch.column("window")),
+                  _value_dimension(_column(batch, segments.product_group)),
+                  _value_dimension(_column(batch, segments.region)),
+                  _band_dimension(_column(batch, segments.query), segments),
+                  *_age_dimensions(_column(batch, segments.first_seen), segments)]
+    keys = np.zeros(batch.num_rows, np.int64)
+    for dimension in dimensions:
+        if dimension.index is not None:
+            _add_codes(keys, dimension.index, dimension.lookup, len(dimension.labels))
+    shape = tuple(len(dimension.labels) for dimension in dimensions)
     total = int(np.prod(shape))
-    if total > 4 * n:  # many segment values, few rows: sorting the rows' groups is cheaper
-        keys, groups = np.unique(groups, return_inverse=True)
+    if total > 4 * batch.num_rows:  # many segment values, few rows: sorting the rows' keys is cheaper
+        present, groups = np.unique(keys, return_inverse=True)
     else:
-        keys = np.flatnonzero(np.bincount(groups, minlength=total))
-        number = np.zeros(total, np.int64)
-        number[keys] = np.arange(len(keys))
-        groups = number[groups]
-    positions = np.unravel_index(keys, shape)
-    labels = {key: values[position] for key, (_, values), position in zip(KEYS, codes, positions)}
-    return groups.astype(np.int32), labels
+        present, groups = _numbered(keys, np.full(total, -1, np.int32))
+    positions = np.unravel_index(present, shape)
+    labels = {key: dimension.labels[position] for key, dimension, position in zip(KEYS, dimensions, positions)}
+    return groups.astype(np.int32, copy=False), labels
+
+
+@njit(cache=True, nogil=True)
+def _add_codes(keys, index, lookup, size):  # pragma: no cover - compiled
+    """Append one dimension's codes to the rows' keys: a key is the row's place in the
+    array of all combinations of the dimensions' labels."""
+    for i in range(keys.shape[0]):
+        keys[i] = keys[i] * size + lookup[index[i]]
+
+
+@njit(cache=True, nogil=True)
+def _numbered(keys, number):  # pragma: no cover - compiled
+    """The keys present, in ascending order, and each row's index among them; ``number``
+    (one slot per possible key, -1) is the scratch table."""
+    for key in keys:
+        number[key] = 0
+    present = np.flatnonzero(number >= 0)
+    for index in range(present.shape[0]):
+        number[present[index]] = index
+    groups = np.empty(keys.shape[0], np.int32)
+    for i in range(keys.shape[0]):
+        groups[i] = number[keys[i]]
+    return present, groups
 
 
 def _column(batch: pa.RecordBatch, name: str | None) -> pa.Array | None:
     return None if name is None else batch.column(name)
 
 
-def _value_codes(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into the column's distinct values, NULL last (read 'unknown')."""
+def _window_dimension(column: pa.Array) -> _Dimension:
+    windows = column.to_numpy(zero_copy_only=False)
+    lowest, highest = (int(windows.min()), int(windows.max())) if len(windows) else (0, 0)
+    return _Dimension(windows, np.arange(highest + 1) - lowest, np.arange(lowest, highest + 1))
+
+
+def _value_dimension(column: pa.Array | None) -> _Dimension:
+    """The column's distinct values, NULL last (read 'unknown')."""
     if column is None:
-        return np.zeros(n, np.int64), np.array([UNKNOWN], dtype=object)
+        return UNKNOWN_ONLY
     encoded = _dictionary(column)
     values = [UNKNOWN if value is None else value for value in encoded.dictionary.to_pylist()]
-    return _indices(encoded), np.array([*values, UNKNOWN], dtype=object)
+    return _Dimension(_indices(encoded), np.arange(len(values) + 1), np.array([*values, UNKNOWN], dtype=object))
 
 
-def _band_codes(column: pa.Array | None, segments: Segments, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into BANDS: each distinct query's band looked up once, then given to its rows."""
-    labels = np.array(BANDS, dtype=object)
+def _band_dimension(column: pa.Array | None, segments: Segments) -> _Dimension:
+    """BANDS: each distinct query's band looked up once, then given to its rows."""
     if column is None:
-        return np.full(n, BANDS.index(UNKNOWN)), labels
+        return UNKNOWN_ONLY
     encoded = _dictionary(column)
     found = pc.index_in(encoded.dictionary, value_set=segments.queries.cast(encoded.dictionary.type))
     # -1 (a query without events, or NULL) picks the last band: unknown
     with_unknown = np.append(segments.band_codes, BANDS.index(UNKNOWN))
     of_value = with_unknown[pc.fill_null(found, -1).to_numpy()]
-    return np.append(of_value, BANDS.index(UNKNOWN))[_indices(encoded)], labels
+    return _Dimension(_indices(encoded), np.append(of_value, BANDS.index(UNKNOWN)), np.array(BANDS, dtype=object))
 
 
-def _age_codes(column: pa.Array | None, new_since: date, n: int) -> tuple[np.ndarray, np.ndarray]:
-    labels = np.array(AGES, dtype=object)
+def _age_dimensions(column: pa.Array | None, segments: Segments) -> list[_Dimension]:
+    """AGES and the age bands (then 'unknown'), from the first-seen dates."""
     if column is None:
-        return np.full(n, AGES.index(UNKNOWN)), labels
-    newer = pc.greater(column, pa.scalar(new_since, pa.date32())).fill_null(False).to_numpy(zero_copy_only=False)
-    codes = np.where(newer, AGES.index("new"), AGES.index("established"))
-    codes[column.is_null().to_numpy(zero_copy_only=False)] = AGES.index(UNKNOWN)
-    return codes, labels
+        return [UNKNOWN_ONLY, UNKNOWN_ONLY]
+    epoch = date(1970, 1, 1).toordinal()
+    days = column.cast(pa.int32()).fill_null(NULL_DAY).to_numpy(zero_copy_only=False)
+    edges = np.array([edge.toordinal() - epoch for edge in segments.age_edges], np.int32)
+    age, band = _age_and_band(days, segments.new_since.toordinal() - epoch, edges, len(segments.age_labels))
+    band_labels = [*segments.age_labels, UNKNOWN]
+    return [_Dimension(age, np.arange(len(AGES)), np.array(AGES, dtype=object)),
+            _Dimension(band, np.arange(len(band_labels)), np.array(band_labels, dtype=object))]
 
 
-def _age_band_codes(column: pa.Array | None, segments: Segments, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into the age bands (then 'unknown'): a row's band is the number of edges its
-    product was first seen on or before (the edges fall, youngest band first)."""
-    labels = np.array([*segments.age_labels, UNKNOWN], dtype=object)
-    if column is None:
-        return np.full(n, len(segments.age_labels)), labels
-    days = column.cast(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False)
-    edges = np.array([edge.toordinal() - date(1970, 1, 1).toordinal() for edge in segments.age_edges], np.int32)
-    codes = np.searchsorted(-edges, -days, side="right")  # edges with days <= edge, counted
-    codes[column.is_null().to_numpy(zero_copy_only=False)] = len(segments.age_labels)
-    return codes, labels
+@njit(cache=True, nogil=True)
+def _age_and_band(days, new_since, edges, unknown_band):  # pragma: no cover - compiled
+    """A product first seen after ``new_since`` is new (0), else established (1); its age
+    band is the number of ``edges`` (falling dates) it was first seen on or before; a NULL
+    date (NULL_DAY) is unknown in both (2, and ``unknown_band``)."""
+    age = np.empty(days.shape[0], np.int8)
+    band = np.empty(days.shape[0], np.int8)
+    for i in range(days.shape[0]):
+        day = days[i]
+        if day == NULL_DAY:
+            age[i], band[i] = 2, unknown_band
+            continue
+        age[i] = 0 if day > new_since else 1
+        older = 0
+        for edge in edges:
+            older += day <= edge
+        band[i] = older
+    return age, band
 
 
 def _dictionary(column: pa.Array) -> pa.DictionaryArray:
@@ -207,7 +255,7 @@ def _dictionary(column: pa.Array) -> pa.DictionaryArray:
 
 def _indices(encoded: pa.DictionaryArray) -> np.ndarray:
     """The rows' codes, NULL as one past the dictionary's last value."""
-    return pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy().astype(np.int64)
+    return pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy()
 
 
 def _values(column: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
@@ -226,13 +274,21 @@ def _values(column: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
 @njit(cache=True, nogil=True)
 def _count_states(values, mask, offset, greater, threshold, groups, counts):  # pragma: no cover - compiled
     """Add each value's state (0 missing: NULL or NaN, 1 present, 2 covered) to its row's
-    group's count of that state: counts[group, state]."""
-    masked = mask.shape[0] > 0
-    for i in range(values.shape[0]):
-        value = values[i]
-        present = not np.isnan(value)
-        if masked:
-            bit = i + offset
-            present = present and (mask[bit >> 3] >> (bit & 7)) & 1 == 1
-        passes = value > threshold if greater else value != threshold
-        counts[groups[i], np.uint8(present) + np.uint8(present and passes)] += 1
+    group's count of that state, counts[3 * group + state]. Written without branches on
+    the values (a state is a sum of comparisons; NaN == NaN is false), one loop for each
+    kind of rule, so that each value costs about a nanosecond."""
+    if mask.shape[0] > 0:
+        for i in range(values.shape[0]):
+            value, bit = values[i], i + offset
+            present = (value == value) & ((mask[bit >> 3] >> (bit & 7)) & 1 == 1)
+            passes = value > threshold if greater else value != threshold
+            counts[3 * groups[i] + np.int64(present) + np.int64(present & passes)] += 1
+    elif greater:  # NaN > threshold is false: a value that passes is present
+        for i in range(values.shape[0]):
+            value = values[i]
+            counts[3 * groups[i] + np.int64(value == value) + np.int64(value > threshold)] += 1
+    else:
+        for i in range(values.shape[0]):
+            value = values[i]
+            present = value == value
+            counts[3 * groups[i] + np.int64(present) + np.int64(present & (value != threshold))] += 1

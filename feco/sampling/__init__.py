@@ -17,6 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import duckdb
@@ -541,13 +542,42 @@ class SampleFiles:
         def read():
             for file, window in zip(self.files, self.windows):
                 reader = self._open(file, dictionaries=[n for n in dictionaries if n in schema.names])
-                for batch in reader.iter_batches(batch_size=batch_size,
-                                                 columns=[c for c in schema.names if c != "window"]):
+                for batch in self._file_batches(file, reader, [c for c in schema.names if c != "window"],
+                                                dictionaries, batch_size):
                     batch_columns = {name: batch.column(name) for name in batch.schema.names}
                     batch_columns["window"] = pa.array(np.full(batch.num_rows, window, np.int16))
                     yield pa.RecordBatch.from_arrays([batch_columns[n] for n in schema.names], schema=schema)
 
         return pa.RecordBatchReader.from_batches(schema, read())
+
+    def _file_batches(self, file: str, reader: pq.ParquetFile, columns: list[str], dictionaries: list[str],
+                      batch_size: int) -> Iterator[pa.RecordBatch]:
+        """The file's ``columns``, ``batch_size`` rows at a time. On a local disk, a row group at
+        a time, polars decodes the numbers, booleans and dates (dictionary-encoded floats in
+        half pyarrow's time) and pyarrow the rest (the ``dictionaries`` columns as codes)."""
+        types = {field.name: field.type for field in reader.schema_arrow}
+        decoded = [c for c in columns if self.is_local and c not in dictionaries and _polars_decodes(types.get(c))]
+        if not decoded:
+            yield from reader.iter_batches(batch_size=batch_size, columns=columns)
+            return
+        others = [c for c in columns if c not in decoded]
+        start = 0
+        for group in range(reader.num_row_groups):
+            rows = reader.metadata.row_group(group).num_rows
+            found = self._polars_rows(file, decoded, start, rows)
+            start += rows
+            if others:
+                found |= dict(zip(others, reader.read_row_group(group, columns=others).columns))
+            yield from pa.table({c: found[c].cast(types[c]) for c in columns}).to_batches(max_chunksize=batch_size)
+
+    def _polars_rows(self, file: str, columns: list[str], start: int, rows: int) -> dict[str, pa.ChunkedArray]:
+        try:
+            frame = pl.scan_parquet(file, hive_partitioning=False).select(columns).slice(start, rows).collect()
+        except (pl.exceptions.PolarsError, OSError) as error:
+            name = self.names[self.files.index(file)]
+            raise DataError(f"corrupt or unreadable sample file {name}: {error}") from None
+        table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+        return dict(zip(columns, table.columns))
 
     def register(self, conn: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None) -> None:
         """The rows as the relation ``sample_rows`` of ``conn``: local files through DuckDB's own
@@ -567,6 +597,12 @@ class SampleFiles:
             return pq.ParquetFile(self.fs.open_input_file(file), read_dictionary=dictionaries or None)
         except (OSError, pa.ArrowException) as error:
             raise DataError(f"corrupt or unreadable sample file {self.names[self.files.index(file)]}: {error}") from None
+
+
+def _polars_decodes(dtype: pa.DataType | None) -> bool:
+    """Types polars reads from Parquet into the same Arrow type."""
+    return dtype is not None and (pa.types.is_integer(dtype) or dtype in (pa.float32(), pa.float64(), pa.bool_(),
+                                                                           pa.date32()))
 
 
 def sample_files(ds: date, root: Location) -> SampleFiles:
