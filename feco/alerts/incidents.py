@@ -74,8 +74,8 @@ def track_incidents(
         rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)
         rows.filter(pl.col("event").is_not_null())  # the messages due today
     """
-    day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days, recently_resolved=_by_feature(
-        carried.filter(pl.col("status") == "resolved"), order="incident_id"), sources=sources or {})
+    day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days,
+               recently_resolved=_by_each_feature(carried.filter(pl.col("status") == "resolved")), sources=sources or {})
     todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
     unresolved = [_with_features(row) for row in carried.filter(pl.col("status") != "resolved").sort("incident_id")
                   .iter_rows(named=True)]
@@ -92,6 +92,16 @@ def _by_feature(frame: pl.DataFrame, *, order: str) -> dict[str | None, list[dic
     grouped: dict[str | None, list[dict]] = {}
     for row in frame.sort(order).iter_rows(named=True):
         grouped.setdefault(row["feature"], []).append(row)
+    return grouped
+
+
+def _by_each_feature(incidents: pl.DataFrame) -> dict[str, list[dict]]:
+    """Each feature's incidents, a source's incident under every feature it lists (a decay of
+    any of them in the week after is the outage's lag, not only one of its lead feature)."""
+    grouped: dict[str, list[dict]] = {}
+    for row in incidents.sort("incident_id").iter_rows(named=True):
+        for feature in _with_features(row)["features"]:
+            grouped.setdefault(feature, []).append(row)
     return grouped
 
 
@@ -374,7 +384,10 @@ def _common_root(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:
 
 
 def _seniority(state: dict) -> tuple:
-    return state["paged_rank"], state["severity_rank"], state["rows_lost"], state["incident_id"]
+    """Paged first, then the more severe, the larger loss, the more features (a source's
+    outage before an incident one of its features opened elsewhere the same day)."""
+    return (state["paged_rank"], state["severity_rank"], state["rows_lost"], len(state["features"]),
+            state["incident_id"])
 
 
 def _holder(incidents: list[dict], alert: dict) -> dict | None:

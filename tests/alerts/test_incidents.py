@@ -258,3 +258,26 @@ def test_one_feature_of_a_source_failing_alone_is_its_own_incident():
     days = track([([alert(("region", "DE"), feature="eng_a", rows=2_000)], coverage(FEATURES, DE=0.1))],
                  sources=ENGAGEMENT)
     assert days.select("source", "features").rows() == [(None, ["eng_a"])]
+
+
+def test_a_decay_of_any_feature_of_a_recovered_source_outage_is_lagging():
+    # the outage's lead is eng_a; eng_b's 7-day average still holds the outage's days
+    de = ("region", "DE")
+    outage = [alert(de, feature=f, rows=2_000) for f in ("eng_a", "eng_b")]
+    lagging = alert(de, feature="eng_b", rule="decay_vs_reference", severity="high", rows=2_000, threshold=0.62)
+    days = track([(outage, coverage(FEATURES, DE=0.1)), ([], coverage(FEATURES)), ([], coverage(FEATURES)),
+                  ([lagging], coverage(FEATURES)), ([lagging], coverage(FEATURES))], sources=ENGAGEMENT)
+    assert days["event"].to_list() == ["opened", None, "resolved"]  # DE at 0.6 < 0.62: no new incident
+
+
+def test_a_source_feature_failing_in_wider_places_on_the_outage_day_stays_in_the_outage():
+    # eng_b also decays in electronics (a place the outage's segment does not hold) and falls
+    # below its floor in all traffic: the source's incident widens over both, paged once
+    de = ("region", "DE")
+    outage = [alert(de, feature="eng_b", drop=0.9, rows=2_000), alert(de, feature="eng_c", drop=0.8, rows=2_000),
+              alert(("product_group", "electronics"), feature="eng_b", rule="decay_vs_reference", drop=0.12,
+                    rows=1_000, threshold=0.62),
+              alert(feature="eng_b", rule="below_floor", drop=0.07, threshold=0.65)]
+    days = track([(outage, coverage(FEATURES, DE=0.1))], sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened")
+    assert opened.select("source", "features", "segment_dim").rows() == [("engagement", ["eng_b", "eng_c"], "all")]
