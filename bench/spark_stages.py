@@ -41,6 +41,10 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=1)
     parser.add_argument("--events-per-window", type=int, default=20_000)
     parser.add_argument("--executor-memory", default="1g")
+    parser.add_argument("--driver-java-options", default="", help="extra JVM options of the driver, e.g. "
+                        "'-XX:+UseSerialGC -XX:TieredStopAtLevel=1' (spark.driver.extraJavaOptions)")
+    parser.add_argument("--executor-java-options", default="",
+                        help="extra JVM options of the executors (spark.executor.extraJavaOptions)")
     args = parser.parse_args()
     code = f"import pathlib; from _lake import lake_day; lake_day(pathlib.Path({str(LAKE)!r}), {DAY!r}, parts={args.parts})"
     subprocess.run([sys.executable, "-c", "import datetime; " + code], cwd=REPO / "bench", check=True)
@@ -62,6 +66,9 @@ def main() -> None:
         settings = {"spark.ui.enabled": "false", "spark.eventLog.enabled": "true",
                     "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false",
                     "spark.executor.memory": args.executor_memory, "spark.sql.shuffle.partitions": "4"}
+        for side in ("driver", "executor"):
+            if options := getattr(args, f"{side}_java_options"):
+                settings[f"spark.{side}.extraJavaOptions"] = options
         conf = ", ".join(f'"{key}" = "{value}"' for key, value in settings.items())
         config.write_text(config.read_text() + f'\n[spark]\nmaster = "{cluster.master}"\nconf = {{ {conf} }}\n')
         started = time.time()
