@@ -10,7 +10,7 @@ so that its peak memory can be reported; ``read`` is the time the files' columns
 read alone (Parquet decoding: a floor for any counting from the files). Targets: from the sample files within 6x of the
 floor, peak memory at most 1.5x the sample's size.
 
-    python bench/coverage_speed.py                  # files, files-sql, frame, read, numpy
+    python bench/coverage_speed.py                  # files, files-sql, frame, read, numpy, history
     python bench/coverage_speed.py frame-sql pandas  # these need 9 and 12 GB
 """
 
@@ -28,7 +28,7 @@ from _common import DAY, OUT, best_of, large_day, peak_rss_mb
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "feco.toml"
 SAMPLE = OUT / "sample_1600000"
-DEFAULT_PATHS = ["files", "files-sql", "frame", "read", "numpy"]
+DEFAULT_PATHS = ["files", "files-sql", "frame", "read", "numpy", "history"]
 
 
 def load_sample():
@@ -96,6 +96,37 @@ def run_read() -> dict:
     return result | {"states": 0, "peak_mb": peak_rss_mb(), "before_mb": before}
 
 
+def run_history() -> dict:
+    """The query-band history of a day with ``band_days`` = 7 (the default): the six days
+    before it, each the same 19M-row sample (hard links), counted from their files the first
+    time (``seconds``), read from what that kept the second (``kept_seconds``)."""
+    import os
+    from datetime import timedelta
+
+    import polars as pl
+
+    from feco.config import load_config
+    from feco.coverage import band_history
+    from feco.sample_files import WINDOWS_FILE
+
+    config = load_config(CONFIG)
+    root = OUT / "history_samples"
+    source = sample_files()
+    for back in range(1, config.segments.band_days):
+        day = root / f"ds={DAY - timedelta(days=back)}"
+        for window, file in zip(source.windows, source.files):
+            target = day / f"window={window}" / "part-0.parquet"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            os.link(file, target)
+        (day / "_query_events.parquet").unlink(missing_ok=True)
+        pl.DataFrame({"window": source.windows}).write_parquet(day / WINDOWS_FILE)  # marks the day sampled
+    config = config.model_copy(update={"paths": config.paths.model_copy(update={"samples": root})})
+    counted = timed(lambda: band_history(DAY, config), repeats=1)
+    kept = timed(lambda: band_history(DAY, config))
+    return counted | {"kept_seconds": kept["seconds"], "kept_cpu": kept["cpu"], "peak_mb": peak_rss_mb()}
+
+
 def run_numpy() -> dict:
     import numpy as np
 
@@ -155,6 +186,7 @@ PATHS = {
     "frame-sql": lambda: run_states("frame", "sql"),
     "read": run_read,
     "numpy": run_numpy,
+    "history": run_history,
     "pandas": run_pandas,
 }
 LABELS = {
@@ -186,6 +218,10 @@ def main(paths: list[str]) -> None:
                   f"= {run['peak_mb'] / floor['sample_mb']:.2f}x the sample in memory, "
                   f"{run['peak_mb'] / floor['files_mb']:.2f}x its files (before counting: {run['before_mb']:,.0f} MB); "
                   f"{run['states']:,} states")
+    if "history" in results:
+        run = results["history"]
+        print(f"query-band history, 6 days of this sample: counted {run['seconds']:6.2f} s (CPU {run['cpu']:5.2f} s), "
+              f"then read from what was kept {run['kept_seconds']:6.3f} s (CPU {run['kept_cpu']:5.3f} s)")
     if "pandas" in results:
         print(f"pandas group-by, same job: {results['pandas']['seconds']:6.2f} s; "
               f"peak RSS {results['pandas']['peak_mb']:,.0f} MB")

@@ -7,7 +7,9 @@
   a day whose summary exists is sampled (``feco.sampling.is_sampled``);
 - ``_feco_warehouse``: the path of the warehouse these samples belong to (``claim_samples``);
 - ``_coverage_states.parquet`` and ``_feature_status.parquet``: what the coverage step stages
-  for the publish step.
+  for the publish step;
+- ``_query_events.parquet``: the day's sampled events per query, kept the first time a later
+  day's query bands count them (``feco.sampling.sampled_query_events``).
 
 The leading underscore keeps the summaries out of the window files a reader lists (Spark and
 Hive skip such files too). While a day is being replaced, ``samples/_ds=….tmp`` (and, for a
@@ -24,6 +26,7 @@ ROWS_FILE = "part-0.parquet"
 WINDOWS_FILE = "_windows.parquet"
 STATES_FILE = "_coverage_states.parquet"
 STATUS_FILE = "_feature_status.parquet"
+QUERY_EVENTS_FILE = "_query_events.parquet"
 OWNER_FILE = "_feco_warehouse"
 
 

@@ -145,9 +145,14 @@ def make_dir(location: Location) -> None:
 
 
 def read_parquet(location: Location) -> pl.DataFrame:
+    return pl.from_arrow(read_table(location))
+
+
+def read_table(location: Location) -> pa.Table:
+    """A Parquet file whole, with its schema's metadata."""
     fs, path = filesystem_for(location)
     try:
-        return pl.from_arrow(pq.read_table(path, filesystem=fs))
+        return pq.read_table(path, filesystem=fs)
     except (OSError, pa.ArrowException) as error:
         raise DataError(f"cannot read {location}: {error}") from None
 

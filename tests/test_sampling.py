@@ -216,3 +216,24 @@ def test_events_chosen_from_two_columns_are_those_the_in_memory_sampler_chose(tm
         in_memory, _ = compute_states(rows, ds=ds, config=config)
         key = ["window", "feature", "segment_dim", "segment_value"]
         assert streamed.sort(key).equals(in_memory.sort(key))
+
+
+def test_a_days_query_events_are_counted_once_and_again_after_it_is_sampled_again(config):
+    import pyarrow.parquet as pq
+
+    from feco.sample_files import QUERY_EVENTS_FILE, partition_dir
+
+    def counted(event_id="event_id"):
+        return sampled_query_events([DAY], config.paths.samples, event_id=event_id, query="query").sort("query")
+
+    write_logs(config.paths.logs, make_events(DAY, events=800, seed=3))
+    write_sample(DAY, config)
+    first = counted()
+    kept = partition_dir(config.paths.samples, DAY) / QUERY_EVENTS_FILE
+    planted = pl.DataFrame({"query": ["planted"], "n": [7]}).to_arrow()
+    pq.write_table(planted.replace_schema_metadata({"event_id": "event_id", "query": "query"}), kept)
+    assert counted().rows() == [("planted", 7)]  # what is kept is read: the day is not counted again
+    assert counted("position").rows() != [("planted", 7)]  # kept from other columns: counted again
+    assert pq.read_schema(kept).metadata == {b"event_id": b"position", b"query": b"query"}
+    write_sample(DAY, config)  # the day sampled again: a new folder, counted afresh
+    assert counted().equals(first)
