@@ -175,14 +175,16 @@ class _Day:
         """(alert, incident) for one feature's alerts today. The most severe live alert (the
         headline) continues the widest incident whose segment holds it, else widens one whose
         segment its own holds, else opens a new one; its roll-up group (the alerts of its rule,
-        one headline per feature and rule) goes with it. Live alerts of another rule that no
-        incident holds are another failure: the next headline among them. Every alert attaches
-        to the widest incident that holds it, else to its group's."""
-        homes: dict[str, dict] = {}  # rule -> the incident its roll-up group joined
-        remaining = list(live)
+        one headline per feature and rule) goes with it. Decays go with the incident holding
+        their roll-up headline (``_held_decays``: new products' decay in the head queries'
+        outage). Live alerts of another rule that no incident holds are another failure: the
+        next headline among them. Every alert attaches to the widest incident that holds it,
+        else to its group's."""
+        covering = self._covering(incidents, feature)
+        homes = _held_decays(live, covering)  # rule -> the incident its roll-up group joined
+        remaining = [alert for alert in live if alert["rule"] not in homes]
         while remaining:
             head = self._headline(remaining)
-            covering = self._covering(incidents, feature)
             home = _holder(covering, head) or _widened(covering, head)
             if home is None:
                 home = self._opened(feature, head)
@@ -191,8 +193,8 @@ class _Day:
                 home["features"] = sorted(home["features"] + [feature])
             homes[head["rule"]] = home
             covering = self._covering(incidents, feature)
+            homes = _held_decays(live, covering) | homes
             remaining = [alert for alert in remaining if alert["rule"] not in homes and _holder(covering, alert) is None]
-        covering = self._covering(incidents, feature)
         pairs = [(alert, _holder(covering, alert) or homes.get(alert["rule"])) for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
 
@@ -388,6 +390,16 @@ def _seniority(state: dict) -> tuple:
     outage before an incident one of its features opened elsewhere the same day)."""
     return (state["paged_rank"], state["severity_rank"], state["rows_lost"], len(state["features"]),
             state["incident_id"])
+
+
+def _held_decays(alerts: list[dict], incidents: list[dict]) -> dict[str, dict]:
+    """{DECAY: the incident} when one holds the decays' roll-up headline (their one alert
+    without a parent): the 7-day average holds an outage's days in every segment its rows
+    cross, and those decays are grouped under the outage's own. A step elsewhere is another
+    failure, even when grouped under a larger one."""
+    heads = [alert for alert in alerts if alert["rule"] == DECAY and alert["parent_id"] is None]
+    home = _holder(incidents, heads[0]) if len(heads) == 1 else None
+    return {DECAY: home} if home is not None else {}
 
 
 def _holder(incidents: list[dict], alert: dict) -> dict | None:

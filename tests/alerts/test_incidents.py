@@ -281,3 +281,15 @@ def test_a_source_feature_failing_in_wider_places_on_the_outage_day_stays_in_the
     days = track([(outage, coverage(FEATURES, DE=0.1))], sources=ENGAGEMENT)
     opened = days.filter(pl.col("event") == "opened")
     assert opened.select("source", "features", "segment_dim").rows() == [("engagement", ["eng_b", "eng_c"], "all")]
+
+
+def test_decays_under_an_outages_own_decay_go_with_the_outage():
+    # day 2 of an outage of head queries: the 7-day average is down wherever head queries'
+    # rows are, DE's decay grouped under the head's: the outage's echo, not a new failure
+    head = ("query_band", "head")
+    outage = alert(head, rows=5_000)
+    own_decay = alert(head, rule="decay_vs_reference", drop=0.3, rows=5_000)
+    echo = alert(("region", "DE"), rule="decay_vs_reference", drop=0.25, rows=2_000, parent=own_decay["alert_id"])
+    days = track([([outage], coverage(head=0.1)), ([outage, own_decay, echo], coverage(head=0.1, DE=0.3))])
+    assert days["incident_id"].n_unique() == 1
+    assert sorted(days.row(1, named=True)["alert_ids"]) == sorted(a["alert_id"] for a in (outage, own_decay, echo))
