@@ -12,9 +12,12 @@ one upstream source that newly fail on the same day in the same segment open one
 back within its normal band (at or above the threshold of the alert that opened it, no alert
 of the feature firing) for ``resolve_days`` days in a row.
 
-A decay alert on a day whose coverage is already back above its threshold is lagging (its
-7-day average still holds the bad days): it is attached where an incident is open, but it
-neither opens one nor keeps one from resolving.
+A decay alert on a day whose coverage is already back above its threshold, or held by an
+incident of its feature (a source's: of any of its features) resolved in the week before, is
+lagging (its 7-day average still holds the bad days): it is attached where an incident is
+open, but it neither opens one nor keeps one from resolving. Decays the roll-up groups under
+a decay an incident holds go with that incident: an outage's days are in the 7-day average
+of every segment its rows cross.
 
 The state of a day is computed from that day's alerts and the previous tracked day's rows
 only, so re-running a day leaves the same rows, and a message's id is stable.
