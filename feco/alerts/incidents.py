@@ -12,8 +12,9 @@ one upstream source that newly fail on the same day in the same segment open one
 back within its normal band (at or above the threshold of the alert that opened it, no alert
 of the feature firing) for ``resolve_days`` days in a row.
 
-A decay alert on a day whose coverage is already back above its threshold, or held by an
-incident of its feature (a source's: of any of its features) resolved in the week before, is
+A decay alert on a day whose coverage is already back above its threshold, or in a segment
+whose rows cross those of an incident of its feature (a source's: of any of its features)
+resolved in the week before, is
 lagging (its 7-day average still holds the bad days): it is attached where an incident is
 open, but it neither opens one nor keeps one from resolving. Decays the roll-up groups under
 a decay an incident holds go with that incident: an outage's days are in the 7-day average
@@ -117,6 +118,15 @@ def contains(root: tuple[str, str], segment: tuple[str, str]) -> bool:
     return " x " not in root[0] and len(dims) > 1 and root in zip(dims, values)
 
 
+def overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Whether two segments can share rows: they give no dimension different values
+    (``region = DE`` and ``query_band = head`` can; ``region = DE`` and ``region x query_band =
+    FR x head`` cannot)."""
+    values_a = dict(zip(a[0].split(" x "), a[1].split(" x "))) if a != ("all", "all") else {}
+    values_b = dict(zip(b[0].split(" x "), b[1].split(" x "))) if b != ("all", "all") else {}
+    return all(values_b[dim] == value for dim, value in values_a.items() if dim in values_b)
+
+
 def _depth(segment: tuple[str, str]) -> int:
     return 0 if segment == ("all", "all") else segment[0].count(" x ") + 1
 
@@ -137,14 +147,16 @@ class _Day:
 
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
-        incident that holds it resolved within the moving average's days (whose bad days the
-        7-day average still holds)."""
+        incident whose segment its rows cross resolved within the moving average's days (whose
+        bad days the 7-day average still holds: an outage of established products is in all
+        traffic's average too)."""
         if alert["rule"] != DECAY:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         if today is not None and today >= alert["threshold"]:
             return False
-        return _holder(self.recently_resolved.get(alert["feature"], []), alert) is None
+        return not any(overlap(_segment(state), _segment(alert))
+                       for state in self.recently_resolved.get(alert["feature"], []))
 
     def track(self, todays: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
         """Every incident's row today. First, an incident not paged yet that decays again

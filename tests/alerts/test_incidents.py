@@ -293,3 +293,20 @@ def test_decays_under_an_outages_own_decay_go_with_the_outage():
     days = track([([outage], coverage(head=0.1)), ([outage, own_decay, echo], coverage(head=0.1, DE=0.3))])
     assert days["incident_id"].n_unique() == 1
     assert sorted(days.row(1, named=True)["alert_ids"]) == sorted(a["alert_id"] for a in (outage, own_decay, echo))
+
+
+def test_a_decay_crossing_a_recently_resolved_outage_is_lagging_and_one_elsewhere_is_not():
+    # the outage was in electronics: all traffic's and DE's 7-day averages hold its days,
+    # another product group's rows were never in it
+    from feco.alerts.incidents import overlap
+
+    electronics = ("product_group", "electronics")
+    decay = {place: alert(place, rule="decay_vs_reference", severity="high", drop=0.1, rows=2_000, threshold=0.62)
+             for place in (("all", "all"), ("region", "DE"))}
+    days = track([([alert(electronics, rows=1_000)], coverage(electronics=0.1)), ([], coverage()), ([], coverage()),
+                  (list(decay.values()), coverage())])
+    assert days["event"].to_list() == ["opened", None, "resolved"]
+    assert overlap(electronics, ("region", "DE")) and overlap(("all", "all"), electronics)
+    assert not overlap(electronics, ("product_group", "toys"))
+    assert not overlap(("region", "DE"), ("region x query_band", "FR x head"))
+    assert overlap(("region", "DE"), ("region x query_band", "DE x head"))
