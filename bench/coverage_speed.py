@@ -3,14 +3,17 @@
 feco's `compute_states` (all segment dimensions and the region x query_band cross) against
 the floor (numpy counting non-zeros per column of the sample in memory, no segments, no NULL
 handling). Measured where the pipeline counts, from the day's sample files (the generated
-day written as samples/ds=…/window=N/part-0.parquet, hour % 8 standing in for the window),
-and on the sample as one frame in memory; each with the compiled counts (the default) and
-with the SQL (`counting="sql"`, the counts before them). Each path runs in its own process
-so that its peak memory can be reported; ``read`` is the time the files' columns take to
-read alone (Parquet decoding: a floor for any counting from the files). Targets: from the sample files within 6x of the
-floor, peak memory at most 1.5x the sample's size.
+day written as samples/ds=…/window=N/part-0.parquet, hour % 8 standing in for the window,
+with the day's events per query kept beside them as the sample step keeps them), and on the
+sample as one frame in memory; each with the compiled counts (the default) and with the SQL
+(`counting="sql"`, the counts before them). ``files-recount`` counts the day's events per
+query from the files again (a day sampled by the Spark engine, the first time); ``kept`` is
+what keeping them costs the sample step. Each path runs in its own process so that its peak
+memory can be reported; ``read`` is the time the files' columns take to read alone (Parquet
+decoding: a floor for any counting from the files). Targets: from the sample files within
+6x of the floor, peak memory at most 1.5x the sample's size.
 
-    python bench/coverage_speed.py                  # files, files-sql, frame, read, numpy, history
+    python bench/coverage_speed.py                  # files, files-recount, kept, files-sql, frame, read, numpy, history
     python bench/coverage_speed.py frame-sql pandas  # these need 9 and 12 GB
 """
 
@@ -28,7 +31,7 @@ from _common import DAY, OUT, best_of, large_day, peak_rss_mb
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "feco.toml"
 SAMPLE = OUT / "sample_1600000"
-DEFAULT_PATHS = ["files", "files-sql", "frame", "read", "numpy", "history"]
+DEFAULT_PATHS = ["files", "files-recount", "kept", "files-sql", "frame", "read", "numpy", "history"]
 
 
 def load_sample():
@@ -41,21 +44,44 @@ def load_sample():
 
 
 def sample_files():
-    """The same rows as the day's sample files, as the sample step writes them (once)."""
+    """The same rows as the day's sample files, as the sample step writes them (once): the
+    window files, the day's kept events per query, and the summary that marks it sampled."""
     import polars as pl
 
     from feco import storage
-    from feco.sampling import SampleFiles
+    from feco.sample_files import QUERY_EVENTS_FILE, WINDOWS_FILE, write_rows
+    from feco.sampling import SampleFiles, keep_query_events
 
     day = SAMPLE / f"ds={DAY}"
     files = [day / f"window={window}" / "part-0.parquet" for window in range(8)]
-    if not all(f.exists() for f in files):
+    if not all(f.exists() for f in [*files, day / QUERY_EVENTS_FILE, day / WINDOWS_FILE]):
         logs = str(large_day() / f"ds={DAY}" / "hour=*" / "*.parquet")
         for window, file in enumerate(files):
             rows = pl.scan_parquet(logs, hive_partitioning=False).filter(pl.col("event_ts").dt.hour() % 8 == window)
-            storage.write_parquet(rows.collect(), file)
+            write_rows(rows.collect(), file)
+        keep_query_events(kept_query_events(files)[0], day, event_id="event_id", query="query")
+        pl.DataFrame({"window": list(range(8))}).write_parquet(day / WINDOWS_FILE)
     fs, _ = storage.filesystem_for(day)
     return SampleFiles(fs, [str(f) for f in files], list(range(8)), [str(f) for f in files])
+
+
+def kept_query_events(files) -> tuple:
+    """The day's events per query as the sample step takes them from each window's rows in
+    memory, and the seconds (wall, CPU) that took, the rows' reading excluded."""
+    import polars as pl
+
+    from feco.sampling import query_event_pairs, query_events_of
+
+    wall = cpu = 0.0
+    pairs = []
+    for file in files:
+        rows = pl.read_parquet(file)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        pairs.append(query_event_pairs(rows, event_id="event_id", query="query"))
+        wall, cpu = wall + time.perf_counter() - started, cpu + time.process_time() - cpu_started
+    started, cpu_started = time.perf_counter(), time.process_time()
+    counts = query_events_of(pairs)
+    return counts, wall + time.perf_counter() - started, cpu + time.process_time() - cpu_started
 
 
 def timed(function, repeats: int = 3) -> dict:
@@ -69,16 +95,31 @@ def timed(function, repeats: int = 3) -> dict:
     return {"seconds": wall, "cpu": cpu}
 
 
-def run_states(source: str, counting: str) -> dict:
+def run_states(source: str, counting: str, *, kept: bool = True) -> dict:
+    """compute_states as the coverage step runs it: from the sample files, the day's events
+    per query read from what the sample step kept (``kept``), else counted from the files."""
     from feco.config import load_config
-    from feco.coverage import compute_states
+    from feco.coverage import compute_states, day_events
 
     config = load_config(CONFIG)
+    config = config.model_copy(update={"paths": config.paths.model_copy(update={"samples": SAMPLE})})
     sample = sample_files() if source == "files" else load_sample()
+    read_kept = kept and source == "files"
+
+    def run():
+        return compute_states(sample, ds=DAY, config=config, counting=counting,
+                              day_events=day_events(DAY, config) if read_kept else None)
+
     before = peak_rss_mb()
-    result = timed(lambda: compute_states(sample, ds=DAY, config=config, counting=counting))
-    states, _ = compute_states(sample, ds=DAY, config=config, counting=counting)
+    result = timed(run)
+    states, _ = run()
     return result | {"states": states.height, "peak_mb": peak_rss_mb(), "before_mb": before}
+
+
+def run_kept() -> dict:
+    """The sample step's share: the day's events per query from its windows' rows in memory."""
+    _, wall, cpu = kept_query_events(sample_files().files)
+    return {"seconds": wall, "cpu": cpu, "peak_mb": peak_rss_mb()}
 
 
 def run_read() -> dict:
@@ -181,6 +222,8 @@ def run_pandas() -> dict:
 
 PATHS = {
     "files": lambda: run_states("files", "compiled"),
+    "files-recount": lambda: run_states("files", "compiled", kept=False),
+    "kept": run_kept,
     "files-sql": lambda: run_states("files", "sql"),
     "frame": lambda: run_states("frame", "compiled"),
     "frame-sql": lambda: run_states("frame", "sql"),
@@ -191,6 +234,7 @@ PATHS = {
 }
 LABELS = {
     "files": "compute_states, sample files, compiled",
+    "files-recount": "  the same, the day's events counted again",
     "files-sql": "compute_states, sample files, SQL",
     "frame": "compute_states, frame in memory, compiled",
     "frame-sql": "compute_states, frame in memory, SQL",
@@ -218,6 +262,10 @@ def main(paths: list[str]) -> None:
                   f"= {run['peak_mb'] / floor['sample_mb']:.2f}x the sample in memory, "
                   f"{run['peak_mb'] / floor['files_mb']:.2f}x its files (before counting: {run['before_mb']:,.0f} MB); "
                   f"{run['states']:,} states")
+    if "kept" in results:
+        run = results["kept"]
+        print(f"the sample step's share: the day's events per query from its windows' rows in memory "
+              f"{run['seconds']:6.2f} s (CPU {run['cpu']:5.2f} s)")
     if "history" in results:
         run = results["history"]
         print(f"query-band history, 6 days of this sample: counted {run['seconds']:6.2f} s (CPU {run['cpu']:5.2f} s), "

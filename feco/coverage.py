@@ -25,6 +25,7 @@ GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
 SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age", "age_band"]
 ROW_NUMBER = "feco_row_number"
+KEPT_DAY_EVENTS = "kept_day_events"  # the relation of a day's kept events per query
 # The name row_segments.sql gives the column each dimension is taken from.
 RAW_COLUMNS = {"query_band": "raw_query", "product_group": "raw_product_group", "region": "raw_region",
                "product_age": "raw_first_seen"}
@@ -49,6 +50,7 @@ def compute_states(
     config: Config,
     references: dict[str, float] | None = None,
     band_history: pl.DataFrame | None = None,
+    day_events: pl.DataFrame | None = None,
     counting: Literal["compiled", "sql"] = "compiled",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Count rows, present and covered values per window, feature and segment.
@@ -103,9 +105,13 @@ def compute_states(
     kinds = value_kinds(schema, config=config)
     with duckdb.connect() as conn:
         _register_sample(conn, sample)
-        conn.register("band_history", band_history_like(band_history, schema.get(config.logs.query, pl.String)))
+        query_type = schema.get(config.logs.query, pl.String)
+        conn.register("band_history", band_history_like(band_history, query_type))
         if counting == "compiled" and _compiles(schema, config=config):
-            finest = _compiled_counts(conn, sample, kinds, ds=ds, config=config, references=references or {})
+            if day_events is not None:
+                conn.register(KEPT_DAY_EVENTS, band_history_like(day_events, query_type))
+            finest = _compiled_counts(conn, sample, kinds, ds=ds, config=config, references=references or {},
+                                      kept=day_events is not None)
         else:
             statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config,
                                                     references=references or {}, quote=quote)
@@ -132,12 +138,12 @@ def _segment_columns(config: Config) -> dict[str, str | None]:
 
 
 def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | SampleFiles, kinds: dict[str, str], *,
-                     ds: date, config: Config, references: dict[str, float]) -> pl.DataFrame:
+                     ds: date, config: Config, references: dict[str, float], kept: bool) -> pl.DataFrame:
     """finest_counts.sql's rows from feco.coverage_kernel; the query bands from
-    query_bands.sql over ``conn``'s ``sample_rows``."""
+    query_bands.sql over ``conn``'s ``sample_rows`` (``kept``: over its KEPT_DAY_EVENTS)."""
     from feco import coverage_kernel as kernel  # numba: only where the counts are taken
 
-    statement, params = query_bands_query(list(sample.schema), config=config, quote=quote)
+    statement, params = query_bands_query(list(sample.schema), config=config, quote=quote, kept=kept)
     columns = _segment_columns(config)
     segments = kernel.Segments.of(
         conn.sql(statement, params=params).arrow().read_all(), product_group=columns["product_group"],
@@ -239,12 +245,17 @@ def _age_band_case(bands: list[tuple[str, int]]) -> str:
             f"ELSE '{bands[-1][0]}' END")
 
 
-def query_bands_query(columns: list[str], *, config: Config, quote, marker: str = "$") -> tuple[str, dict]:
+def query_bands_query(columns: list[str], *, config: Config, quote, marker: str = "$",
+                      kept: bool = False) -> tuple[str, dict]:
     """``sql/coverage/query_bands.sql`` for a sample with these columns (each query's band),
-    and the parameters it binds."""
+    and the parameters it binds; the day's events per query counted from ``sample_rows`` by
+    query_events.sql, or (``kept``) read from the relation KEPT_DAY_EVENTS."""
     sources = _segment_sources(columns, config=config, quote=quote)
-    statement = (sql("coverage/query_bands").replace("$", marker)
-                 .replace("{event_id}", sources["event_id"]).replace("{query}", sources["raw_query"]))
+    if kept:
+        day_events = f"SELECT query, n FROM {KEPT_DAY_EVENTS}"
+    else:
+        day_events = sql("coverage/query_events").format(event_id=sources["event_id"], query=sources["raw_query"])
+    statement = sql("coverage/query_bands").replace("$", marker).replace("{day_events}", day_events.strip())
     return statement, {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share}
 
 
@@ -325,6 +336,16 @@ def band_history(ds: date, config: Config) -> pl.DataFrame | None:
                                 query=config.logs.query) if days else None
 
 
+def day_events(ds: date, config: Config) -> pl.DataFrame | None:
+    """The day's sampled events per query, kept beside its sample (counted and kept if they
+    are not); None when no segment uses query bands."""
+    from feco.sampling import sampled_query_events
+
+    if not _uses_query_bands(config):
+        return None
+    return sampled_query_events([ds], config.paths.samples, event_id=config.logs.event_id, query=config.logs.query)
+
+
 def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame | None]:
     """:func:`band_history` of each of ``days``, every day's sample counted once (the days of a
     replay's reference share most of theirs)."""
@@ -341,9 +362,13 @@ def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame 
 def _band_days(ds: date, config: Config) -> list[date]:
     """The days before ``ds`` whose sampled events set its query bands with it (none when no
     segment uses query bands)."""
-    if "query_band" not in {d for dims in config.segments.names() for d in dims}:
+    if not _uses_query_bands(config):
         return []
     return [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
+
+
+def _uses_query_bands(config: Config) -> bool:
+    return "query_band" in {d for dims in config.segments.names() for d in dims}
 
 
 def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> pl.DataFrame:
@@ -362,21 +387,17 @@ def _threshold(feature: str, rule: CoverageRule, references: dict[str, float]) -
 
 
 def _roll_up(finest: pl.DataFrame, dims: tuple[str, ...], features: list[str]) -> pl.DataFrame:
+    """The counts of one segment grain: a row per window, segment value and feature."""
     sums = [pl.col(c).sum() for c in finest.columns if c == "n_rows" or c[:2] in ("p:", "c:")]
     grouped = finest.group_by(["window", *dims]).agg(sums)
     segment_value = pl.concat_str(list(dims), separator=" x ") if dims else pl.lit(GLOBAL)
-    grouped = grouped.with_columns(
-        pl.lit(" x ".join(dims) or GLOBAL).alias("segment_dim"), segment_value.alias("segment_value")
-    )
-    return pl.concat(
-        grouped.select(
-            pl.col("window").cast(pl.Int16), pl.lit(f).alias("feature"), "segment_dim", "segment_value",
-            pl.col("n_rows").cast(pl.Int64),
-            pl.col(f"p:{f}").cast(pl.Int64).alias("n_present"),
-            pl.col(f"c:{f}").cast(pl.Int64).alias("n_covered"),
-        )
-        for f in features
-    )
+    segments = grouped.select(pl.col("window").cast(pl.Int16), pl.lit(" x ".join(dims) or GLOBAL).alias("segment_dim"),
+                              segment_value.alias("segment_value"), pl.col("n_rows").cast(pl.Int64))
+    # each segment's row, then its features in order: the counts' matrices read row by row
+    rows = segments.join(pl.DataFrame({"feature": features}), how="cross", maintain_order="left_right")
+    return rows.with_columns(**{
+        f"n_{kind}": grouped.select(pl.col(f"{kind[0]}:{f}").cast(pl.Int64) for f in features).to_numpy().ravel()
+        for kind in ("present", "covered")})
 
 
 def reference_statistics(sample: pl.DataFrame, *, config: Config) -> dict[str, float]:

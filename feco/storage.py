@@ -157,19 +157,20 @@ def read_table(location: Location) -> pa.Table:
         raise DataError(f"cannot read {location}: {error}") from None
 
 
-def write_parquet(frame: pl.DataFrame | pa.Table, location: Location) -> None:
+def write_parquet(frame: pl.DataFrame | pa.Table, location: Location, *, compression: str | dict = "snappy") -> None:
     """Write a Parquet file whole: through a temporary name and a rename where the filesystem
-    has one (an object store's single PUT is already all or nothing)."""
+    has one (an object store's single PUT is already all or nothing). ``compression`` as
+    ``pyarrow.parquet.write_table`` takes it (one codec, or one per column)."""
     table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
     fs, path = filesystem_for(location)
     parent = path.rpartition("/")[0]
     if parent:
         fs.create_dir(parent, recursive=True)
     if fs.type_name == "s3":
-        pq.write_table(table, path, filesystem=fs)
+        pq.write_table(table, path, filesystem=fs, compression=compression)
         return
     temporary = f"{path}.{uuid.uuid4().hex}.tmp"
-    pq.write_table(table, temporary, filesystem=fs)
+    pq.write_table(table, temporary, filesystem=fs, compression=compression)
     fs.move(temporary, path)
 
 

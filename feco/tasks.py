@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 import polars as pl
 
 from feco.config import Config, load_config
-from feco.coverage import band_history, compute_states, reference_statistics
+from feco.coverage import band_history, compute_states, day_events, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco import sampling, storage
@@ -135,7 +135,8 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
                                                      band_history=band_history(ds, config))
     else:
         states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=band_history(ds, config))
+                                        references=references, band_history=band_history(ds, config),
+                                        day_events=day_events(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))

@@ -130,6 +130,20 @@ def test_query_bands_count_the_days_before_too(tmp_path):
     assert segment_rows(alone, "query_band") == {"head": 5, "torso": 5}
 
 
+def test_the_days_kept_events_per_query_set_its_bands_as_counting_them_does(tmp_path):
+    config = make_config(tmp_path)
+    frame = sample_frame({"f_dense": [1.0] * 10, "f_sparse": [0.0] * 10, "f_signed": [1.0] * 10},
+                         query=["q_top"] * 5 + ["q_mid"] * 3 + ["q_a", "q_b"])
+    kept = frame.select("event_id", "query").unique().group_by("query").len("n")
+    counted, _ = compute_states(frame, ds=DAY, config=config)
+    read, _ = compute_states(frame, ds=DAY, config=config, day_events=kept)
+    assert read.sort(read.columns).equals(counted.sort(counted.columns))
+    # the compiled counts take the bands from the kept counts, not from the rows
+    swapped = kept.with_columns(pl.col("query").replace({"q_top": "q_a", "q_a": "q_top"}))
+    moved, _ = compute_states(frame, ds=DAY, config=config, day_events=swapped)
+    assert segment_rows(moved, "query_band") == {"head": 1, "torso": 3, "tail": 6}
+
+
 def test_product_age_and_unknown_values(tmp_path):
     config = make_config(tmp_path)
     seen = [DAY - timedelta(days=d) for d in (0, 29)] + [DAY - timedelta(days=30), None]
@@ -246,10 +260,14 @@ def _counted_both_ways(sample, config, **kwargs) -> tuple[pl.DataFrame, pl.DataF
     return compiled.sort(keys), plain.sort(keys)
 
 
-def test_compiled_counts_are_the_sql_counts_on_hostile_values(tmp_path):
+@pytest.mark.parametrize("batch_rows", [None, 97])
+def test_compiled_counts_are_the_sql_counts_on_hostile_values(tmp_path, monkeypatch, batch_rows):
     # Every kind of value the SQL tells apart: NULL, NaN, infinities, a float32 just above a
     # threshold that is not a float32 (compared as doubles), integers, booleans, an all-NULL
-    # column, a feature absent from the logs, and NULL or literal 'unknown' segment values.
+    # column, a feature absent from the logs, and NULL or literal 'unknown' segment values;
+    # in one batch, and in batches that start inside a byte of the validity bits.
+    if batch_rows:
+        monkeypatch.setattr("feco.coverage_kernel.BATCH_ROWS", batch_rows)
     n = 600
     rng = np.random.default_rng(3)
     floats = rng.choice([np.nan, np.inf, -np.inf, 0.0, 0.1, 0.25, -1.0, 2.0], n)

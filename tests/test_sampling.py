@@ -151,6 +151,19 @@ def test_sampled_query_events_count_each_days_events_once(config):
     assert counts["n"].sum() == sum(read_sample(ds, config.paths.samples)[1]["events_sampled"].sum() for ds in days)
 
 
+def test_the_sample_step_keeps_the_days_events_per_query_as_duckdb_counts_them(config):
+    from feco.sample_files import QUERY_EVENTS_FILE
+
+    write_logs(config.paths.logs, make_events(DAY, events=3000, seed=4))
+    write_sample(DAY, config)
+    kept_file = config.paths.samples / f"ds={DAY}" / QUERY_EVENTS_FILE
+    kept = pl.read_parquet(kept_file)
+    kept_file.unlink()
+    counted = sampled_query_events([DAY], config.paths.samples, event_id="event_id", query="query")
+    assert kept.height > 10 and kept.sort("query").equals(counted.sort("query"))
+    assert kept_file.exists()  # counted once more, and kept
+
+
 def test_a_sample_away_from_local_disk_streams_the_same_rows_to_duckdb(config):
     import dataclasses
 

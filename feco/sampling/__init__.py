@@ -31,7 +31,7 @@ from feco import storage
 from feco.config import Config
 from feco.errors import DataError
 from feco.log_tables import is_table, table_files
-from feco.sample_files import QUERY_EVENTS_FILE, ROWS_FILE, WINDOWS_FILE, partition_dir
+from feco.sample_files import QUERY_EVENTS_FILE, ROWS_FILE, WINDOWS_FILE, partition_dir, write_rows
 from feco.sampling.day_folder import replace_day
 from feco.sql_files import sql
 from feco.storage import Location
@@ -456,14 +456,38 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
         sampled = [c for c in choices if c.summary.events_sampled]
         # Two at a time: one window's rows are read while the one before is written.
         with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}")), sampled))
+            pairs = list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}"), config),
+                                  sampled))
+        if all(p is not None for p in pairs):
+            keep_query_events(query_events_of(pairs), day, event_id=config.logs.event_id, query=config.logs.query)
 
     replace_day(ds, config, write_windows, summary)
     return summary
 
 
-def _write_window(choice: WindowChoice, folder: Location) -> None:
-    storage.write_parquet(_sampled_rows(choice), storage.join(folder, ROWS_FILE))
+def _write_window(choice: WindowChoice, folder: Location, config: Config) -> pl.DataFrame | None:
+    """Write the window's rows; return their query_event_pairs."""
+    rows = _sampled_rows(choice)
+    write_rows(rows, storage.join(folder, ROWS_FILE))
+    return query_event_pairs(rows, event_id=config.logs.event_id, query=config.logs.query)
+
+
+def query_event_pairs(rows: pl.DataFrame, *, event_id: str, query: str) -> pl.DataFrame | None:
+    """The distinct (query as text, event id) of sampled rows, neither NULL; None: the rows
+    have no query column."""
+    if query not in rows.columns:
+        return None
+    pairs = rows.select(pl.col(query).cast(pl.String).alias("query"), pl.col(event_id).alias("event_id"))
+    # An event's rows sit together in the logs: a row like the one before it adds nothing, and
+    # dropping those first leaves about a tenth of the rows to hash.
+    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift()) for c in ("query", "event_id"))
+    return pairs.filter(changed).drop_nulls().unique()
+
+
+def query_events_of(pairs: list[pl.DataFrame]) -> pl.DataFrame:
+    """Sampled events per query (``query``, ``n``) of a day, from its windows' query_event_pairs
+    (the same as query_events.sql counts from its files)."""
+    return pl.concat(pairs).unique().group_by("query").len("n")
 
 
 def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
@@ -475,44 +499,53 @@ def _sampled_rows(choice: WindowChoice) -> pl.DataFrame:
 def sampled_query_events(days: list[date], root: Location, *, event_id: str, query: str) -> pl.DataFrame:
     """Sampled events per query over the days whose samples exist: ``query``, ``n``.
 
-    A day's counts are taken once, by DuckDB streaming its sample files, and kept beside them
-    (``_query_events.parquet``, with the columns they were counted from): each day sets the
-    query bands of the ``band_days`` days after it, and at the paper's scale (20M sampled
-    rows a day) counting a day again takes about a second of CPU. A day sampled again is a
-    new folder, without them.
+    A day's counts are kept beside its sample (``_query_events.parquet``, with the columns they
+    were counted from): they set its own query bands and those of the ``band_days`` days after
+    it, and at the paper's scale (20M sampled rows a day) counting a day from its files takes
+    about a second of CPU. The sample step keeps them as it writes the rows (``write_sample``);
+    a day sampled otherwise (the Spark engine) is counted the first time, by DuckDB streaming
+    its sample files, and kept then.
     """
-    counts = []
-    with duckdb.connect() as conn:
-        for ds in days:
-            day = _day_query_events(conn, ds, root, event_id=event_id, query=query) if is_sampled(ds, root) else None
-            if day is not None:
-                counts.append(day)
+    counts = [_day_query_events(ds, root, event_id=event_id, query=query) for ds in days if is_sampled(ds, root)]
+    counts = [day for day in counts if day is not None]
     if not counts:
         return pl.DataFrame(schema={"query": pl.String, "n": pl.Int64})
     return pl.concat(counts).group_by("query").agg(pl.col("n").sum().cast(pl.Int64))
 
 
-def _day_query_events(conn: duckdb.DuckDBPyConnection, ds: date, root: Location, *, event_id: str,
-                      query: str) -> pl.DataFrame | None:
+def _day_query_events(ds: date, root: Location, *, event_id: str, query: str) -> pl.DataFrame | None:
     """One day's counts: kept ones if counted from the same columns, else counted (and kept).
     None for a day sampled before the query column existed: it has nothing to say about bands."""
-    kept = storage.join(partition_dir(root, ds), QUERY_EVENTS_FILE)
-    columns = {b"event_id": event_id.encode(), b"query": query.encode()}
+    day = partition_dir(root, ds)
+    kept = storage.join(day, QUERY_EVENTS_FILE)
     if storage.exists(kept):
         table = storage.read_table(kept)
-        if (table.schema.metadata or {}) == columns:
+        if (table.schema.metadata or {}) == _counted_from(event_id, query):
             return pl.from_arrow(table)
     rows = sample_files(ds, root)
     if not {event_id, query} <= set(rows.schema):
         return None
-    rows.register(conn, columns=[event_id, query])
     statement = sql("coverage/query_events").format(event_id=quote(event_id), query=quote(query))
-    counts = conn.sql(statement).arrow().read_all()
+    with duckdb.connect() as conn:
+        rows.register(conn, columns=[event_id, query])
+        counts = conn.sql(statement).pl().with_columns(pl.col("query").cast(pl.String))
     try:
-        storage.write_parquet(counts.replace_schema_metadata(columns), kept)
+        keep_query_events(counts, day, event_id=event_id, query=query)
     except OSError:  # samples one may read but not write: counted again next time
         pass
-    return pl.from_arrow(counts)
+    return counts
+
+
+def keep_query_events(counts: pl.DataFrame, day: Location, *, event_id: str, query: str) -> None:
+    """Write a day's sampled events per query (``query`` as text, ``n``) beside its sample,
+    tagged with the columns they were counted from."""
+    table = counts.select(pl.col("query").cast(pl.String), pl.col("n").cast(pl.Int64)).to_arrow()
+    storage.write_parquet(table.replace_schema_metadata(_counted_from(event_id, query)),
+                          storage.join(day, QUERY_EVENTS_FILE))
+
+
+def _counted_from(event_id: str, query: str) -> dict[bytes, bytes]:
+    return {b"event_id": event_id.encode(), b"query": query.encode()}
 
 
 def is_sampled(ds: date, root: Location) -> bool:

@@ -2,19 +2,19 @@
 -- the sampled events). Runs unchanged in DuckDB and in Spark SQL: row_segments.sql takes it
 -- as its `bands` (its text fills that file's query_bands placeholder), and the compiled
 -- counts (feco.coverage_kernel) read it alone, then label rows by their query.
--- Inputs: the relation `sample_rows`, one day's sampled rows; the event_id and query
--- placeholders are filled by feco.coverage with the team's columns, quoted (the query as
--- CAST(NULL AS STRING) when no segment uses query bands). The relation `band_history`
--- (query, n) holds the sampled events per query of the days before ds that set the bands
--- with it (empty for bands from the day alone).
+-- Inputs: the day's sampled events per query (query, n), the day_events placeholder: filled
+-- by feco.coverage with query_events.sql over the relation `sample_rows` (the day's sampled
+-- rows), or, where the sample step kept them, with a read of the relation `day_events`. The
+-- relation `band_history` (query, n) holds the sampled events per query of the days before
+-- ds that set the bands with it (empty for bands from the day alone).
 -- Params: $head_share, $torso_share.
 -- Output: query, band (one row per query with events).
-WITH events AS (
-    SELECT DISTINCT {event_id} AS event_id, {query} AS query FROM sample_rows
+WITH day_events AS (
+    {day_events}
 ),
 query_events AS (
     SELECT query, sum(n) AS n
-    FROM (SELECT query, count(*) AS n FROM events WHERE query IS NOT NULL GROUP BY query
+    FROM (SELECT query, n FROM day_events
           UNION ALL
           SELECT query, n FROM band_history)
     GROUP BY query
