@@ -538,8 +538,9 @@ def _day_query_events(ds: date, root: Location, *, event_id: str, query: str) ->
 
 def keep_query_events(counts: pl.DataFrame, day: Location, *, event_id: str, query: str) -> None:
     """Write a day's sampled events per query (``query`` as text, ``n``) beside its sample,
-    tagged with the columns they were counted from."""
-    table = counts.select(pl.col("query").cast(pl.String), pl.col("n").cast(pl.Int64)).to_arrow()
+    tagged with the columns they were counted from; in query order, so that a rerun writes
+    the same bytes."""
+    table = counts.select(pl.col("query").cast(pl.String), pl.col("n").cast(pl.Int64)).sort("query").to_arrow()
     storage.write_parquet(table.replace_schema_metadata(_counted_from(event_id, query)),
                           storage.join(day, QUERY_EVENTS_FILE))
 
