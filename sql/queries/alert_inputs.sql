@@ -13,7 +13,8 @@
 -- All traffic and the product-age segments are judged against their previous days as today's
 -- mix of product ages would have given them: each earlier day's coverage times the ratio of
 -- today's to that day's coverage predicted from its rows per age band at the bands' usual
--- levels (a batch of new products landing changes the mix, not the data's health); their
+-- levels (a batch of new products landing changes the mix, not the data's health), and each
+-- earlier day's NULL/NaN share plus the difference of the two days' shares so predicted; their
 -- reference likewise to the mix of the moving average's days. The moving average and the
 -- ratios to the rest stay plain. A segment whose mix of ages has little in common with its
 -- history's (history_overlap, reference_overlap) is not judged by that history.
@@ -76,7 +77,7 @@ window_spread AS (
 age_bands AS (
     -- Each age band's coverage on the days the history needs, and whether it is a band of new
     -- products (a batch of new products landing changes a segment's mix of product ages).
-    SELECT ds, feature, segment_value AS band, n_rows, coverage,
+    SELECT ds, feature, segment_value AS band, n_rows, coverage, missing_share,
            CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
     FROM feco_daily
     WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
@@ -84,25 +85,28 @@ age_bands AS (
            OR ds BETWEEN $ref_start AND $ref_end)
 ),
 band_levels AS (
-    SELECT feature, band, avg(coverage) AS level
+    SELECT feature, band, avg(coverage) AS level, avg(missing_share) AS missing_level
     FROM age_bands
     WHERE ds < $ds AND n_rows >= $min_rows
     GROUP BY feature, band
 ),
 age_mixes AS (
-    -- Each day's coverage of all traffic and of new and established products as their mix of
-    -- age bands predicts it at the bands' usual levels (bands seen before only).
-    SELECT ds, feature, segment_dim, segment_value, sum(n_rows * level) / nullif(sum(n_rows), 0) AS mix
-    FROM (SELECT ds, feature, 'all' AS segment_dim, 'all' AS segment_value, n_rows, level
+    -- Each day's coverage and NULL/NaN share of all traffic and of new and established
+    -- products as their mix of age bands predicts them at the bands' usual levels (bands seen
+    -- before only).
+    SELECT ds, feature, segment_dim, segment_value, sum(n_rows * level) / nullif(sum(n_rows), 0) AS mix,
+           sum(n_rows * missing_level) / nullif(sum(n_rows), 0) AS missing_mix
+    FROM (SELECT ds, feature, 'all' AS segment_dim, 'all' AS segment_value, n_rows, level, missing_level
           FROM age_bands JOIN band_levels USING (feature, band)
           UNION ALL
-          SELECT ds, feature, 'product_age', age, n_rows, level
+          SELECT ds, feature, 'product_age', age, n_rows, level, missing_level
           FROM age_bands JOIN band_levels USING (feature, band))
     GROUP BY ALL
 ),
 mix_factors AS (
-    -- Scales a day's coverage to ds's mix of product ages.
-    SELECT day.ds, day.feature, day.segment_dim, day.segment_value, today.mix / nullif(day.mix, 0) AS factor
+    -- Scales a day's coverage to ds's mix of product ages, and shifts its NULL/NaN share so.
+    SELECT day.ds, day.feature, day.segment_dim, day.segment_value, today.mix / nullif(day.mix, 0) AS factor,
+           today.missing_mix - day.missing_mix AS missing_shift
     FROM age_mixes AS day
     JOIN age_mixes AS today
         ON today.ds = $ds AND today.feature = day.feature
@@ -119,10 +123,11 @@ reference_mix AS (
 recent AS (
     -- The days the history needs and ds itself, each segment with the coverage of the rest
     -- of traffic that day (the global counts less the segment's) and, for all traffic and the
-    -- product-age segments, its coverage as it would have been with ds's mix of product ages
-    -- (as_today; the plain coverage elsewhere).
+    -- product-age segments, its coverage and NULL/NaN share as they would have been with ds's
+    -- mix of product ages (as_today, missing_as_today; the plain ones elsewhere).
     SELECT daily.*,
            daily.coverage * coalesce(factor.factor, 1) AS as_today,
+           least(greatest(daily.missing_share + coalesce(factor.missing_shift, 0), 0), 1) AS missing_as_today,
            (any_value(daily.n_covered) FILTER (WHERE daily.segment_dim = 'all') OVER same_day - daily.n_covered)
                / nullif(any_value(daily.n_rows) FILTER (WHERE daily.segment_dim = 'all') OVER same_day
                         - daily.n_rows, 0)
@@ -140,7 +145,7 @@ drop_days AS (
 previous_days AS (
     SELECT daily.ds, daily.feature, daily.segment_dim, daily.segment_value, daily.as_today AS coverage,
            daily.coverage AS plain_coverage,
-           daily.missing_share, daily.as_today / nullif(daily.rest_coverage, 0) AS rest_ratio,
+           daily.missing_as_today AS missing_share, daily.as_today / nullif(daily.rest_coverage, 0) AS rest_ratio,
            daily.rest_coverage,
            own.ds IS NULL AND everywhere.ds IS NULL AS normal
     FROM recent AS daily
