@@ -118,6 +118,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": alerts.drop.baseline_days, "bands_from": bands_from,
         "new_bands": segments.new_age_bands(),
+        "age_bands": [label for label, _ in segments.age_bands()],
         "spread_days": alerts.drop.spread_days,
         "weekly": alerts.weekly,
         "ref_start": reference.start if reference else None,

@@ -9,11 +9,12 @@
 -- (the moving average's length); $weekly (adjust the baseline for the day of the week);
 -- $bands_from (the first day whose query bands were drawn from their whole window of days:
 -- a reference day before it is not a day of the same query-band segment); $new_bands (the
--- age bands of new products).
+-- age bands of new products); $age_bands (every age band, youngest first).
 -- All traffic and the product-age segments are judged against their previous days as today's
 -- mix of product ages would have given them: each earlier day's coverage times the ratio of
 -- today's to that day's coverage predicted from its rows per age band at the bands' usual
--- levels (a batch of new products landing changes the mix, not the data's health), and each
+-- levels (a batch of new products landing changes the mix, not the data's health; a band no
+-- earlier day had is taken at the nearest band's levels), and each
 -- earlier day's NULL/NaN share plus the difference of the two days' shares so predicted; their
 -- reference likewise to the mix of the moving average's days. The moving average and the
 -- ratios to the rest stay plain. A segment whose mix of ages has little in common with its
@@ -84,11 +85,35 @@ age_bands AS (
       AND (ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
            OR ds BETWEEN $ref_start AND $ref_end)
 ),
-band_levels AS (
+seen_levels AS (
     SELECT feature, band, avg(coverage) AS level, avg(missing_share) AS missing_level
     FROM age_bands
     WHERE ds < $ds AND n_rows >= $min_rows
     GROUP BY feature, band
+),
+band_order AS (
+    SELECT unnest($age_bands) AS band, unnest(range(len($age_bands))) AS position
+),
+unseen_levels AS (
+    -- A band of ds that no earlier day had (the first batch of new products since the history
+    -- began) at the levels of the nearest band seen, the older on a tie: products a day old
+    -- taken for the youngest seen, a guess nearer than leaving their rows out.
+    SELECT today.feature, today.band,
+           arg_min(seen.level, abs(seen_order.position - today_order.position) * 2
+                               - CAST(seen_order.position > today_order.position AS INTEGER)) AS level,
+           arg_min(seen.missing_level, abs(seen_order.position - today_order.position) * 2
+                                       - CAST(seen_order.position > today_order.position AS INTEGER)) AS missing_level
+    FROM (SELECT DISTINCT feature, band FROM age_bands WHERE ds = $ds) AS today
+    JOIN band_order AS today_order ON today_order.band = today.band
+    JOIN seen_levels AS seen ON seen.feature = today.feature
+    JOIN band_order AS seen_order ON seen_order.band = seen.band
+    ANTI JOIN seen_levels AS own ON own.feature = today.feature AND own.band = today.band
+    GROUP BY today.feature, today.band
+),
+band_levels AS (
+    SELECT * FROM seen_levels
+    UNION ALL BY NAME
+    SELECT * FROM unseen_levels
 ),
 age_mixes AS (
     -- Each day's coverage and NULL/NaN share of all traffic and of new and established

@@ -13,7 +13,7 @@ from logbuilder import make_config
 START = date(2026, 3, 2)
 DAYS = [START + timedelta(days=i) for i in range(36)]
 LEVEL = {"0d": 0.05, "90d+": 0.6}  # a product's first day has no engagement yet
-AGE = {"0d": "new", "14-29d": "new", "90d+": "established"}
+AGE = {"0d": "new", "7-13d": "new", "14-29d": "new", "90d+": "established"}
 
 
 def rows_on(ds: date, last: date) -> dict[str, int]:
@@ -29,7 +29,9 @@ def write_day(conn, ds: date, rows: dict[str, int], coverage: dict[str, float],
     covered = {band: round(rows[band] * coverage[band]) for band in rows}
     valued = {band: round(rows[band] * (present or {}).get(band, 1.0)) for band in rows}
     segments = [(("age_band", band), rows[band], valued[band], covered[band]) for band in rows]
-    segments += [(("product_age", AGE[band]), rows[band], valued[band], covered[band]) for band in rows]
+    for age in sorted({AGE[band] for band in rows}):
+        bands = [band for band in rows if AGE[band] == age]
+        segments.append((("product_age", age), *(sum(counts[b] for b in bands) for counts in (rows, valued, covered))))
     segments.append((("all", "all"), sum(rows.values()), sum(valued.values()), sum(covered.values())))
     conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                      [(ds, window, "f_dense", dim, value, n, p, c)
@@ -108,3 +110,21 @@ def test_a_real_drop_on_a_monthly_batch_day_still_shows(tmp_path):
 
 def test_values_of_established_products_turning_null_on_a_monthly_batch_day_still_show(tmp_path):
     assert "missing_values" in pages_on_a_monthly_batch_day(tmp_path, nulls=True).get_column("rule")
+
+
+def test_the_first_batch_since_the_history_began_is_taken_at_the_youngest_bands_levels(tmp_path):
+    # The history holds one cohort, 7-13 days old, then 14-29: young products have few reviews
+    # (10% covered, 80% NULL). Today's batch, the first 0d products ever seen, has none: at the
+    # youngest band's levels today's mix says nearly as much, and neither rule pages.
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]},
+                         alerts={"min_rows": 100, "weekly": False})
+    with open_for_write(config.paths.warehouse) as conn:
+        for day, ds in enumerate(DAYS):
+            young = "7-13d" if day < 7 else "14-29d"
+            rows = {young: 600, "90d+": 1900} | ({"0d": 600} if ds == DAYS[-1] else {})
+            wobble = 1 + 0.02 * (day % 3 - 1)
+            write_day(conn, ds, rows, {"0d": 0.0, young: 0.1 if young == "7-13d" else 0.4, "90d+": 0.95 * wobble},
+                      present={"0d": 0.0, young: 0.2 if young == "7-13d" else 0.6})
+        found = detect_alerts(conn, DAYS[-1], config=config)
+    assert found.filter(pl.col("segment_dim") == "all").get_column("rule").to_list() == []
