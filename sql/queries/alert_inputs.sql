@@ -96,13 +96,14 @@ band_order AS (
 ),
 unseen_levels AS (
     -- A band of ds that no earlier day had (the first batch of new products since the history
-    -- began) at the levels of the nearest band seen, the older on a tie: products a day old
-    -- taken for the youngest seen, a guess nearer than leaving their rows out.
+    -- began) at the levels of the nearest band seen, the younger on a tie: products a day old
+    -- taken for the youngest seen, a guess nearer than leaving their rows out; on a batch's
+    -- second day the younger band held the same products the day before.
     SELECT today.feature, today.band,
            arg_min(seen.level, abs(seen_order.position - today_order.position) * 2
-                               - CAST(seen_order.position > today_order.position AS INTEGER)) AS level,
+                               - CAST(seen_order.position < today_order.position AS INTEGER)) AS level,
            arg_min(seen.missing_level, abs(seen_order.position - today_order.position) * 2
-                                       - CAST(seen_order.position > today_order.position AS INTEGER)) AS missing_level
+                                       - CAST(seen_order.position < today_order.position AS INTEGER)) AS missing_level
     FROM (SELECT DISTINCT feature, band FROM age_bands WHERE ds = $ds) AS today
     JOIN band_order AS today_order ON today_order.band = today.band
     JOIN seen_levels AS seen ON seen.feature = today.feature

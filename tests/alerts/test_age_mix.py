@@ -13,7 +13,8 @@ from logbuilder import make_config
 START = date(2026, 3, 2)
 DAYS = [START + timedelta(days=i) for i in range(36)]
 LEVEL = {"0d": 0.05, "90d+": 0.6}  # a product's first day has no engagement yet
-AGE = {"0d": "new", "7-13d": "new", "14-29d": "new", "90d+": "established"}
+AGE = {"0d": "new", "1-2d": "new", "3-6d": "new", "7-13d": "new", "14-29d": "new", "30-89d": "established",
+       "90d+": "established"}
 
 
 def rows_on(ds: date, last: date) -> dict[str, int]:
@@ -126,5 +127,27 @@ def test_the_first_batch_since_the_history_began_is_taken_at_the_youngest_bands_
             wobble = 1 + 0.02 * (day % 3 - 1)
             write_day(conn, ds, rows, {"0d": 0.0, young: 0.1 if young == "7-13d" else 0.4, "90d+": 0.95 * wobble},
                       present={"0d": 0.0, young: 0.2 if young == "7-13d" else 0.6})
+        found = detect_alerts(conn, DAYS[-1], config=config)
+    assert found.filter(pl.col("segment_dim") == "all").get_column("rule").to_list() == []
+
+
+def test_a_batchs_second_day_is_taken_at_its_first_days_levels(tmp_path):
+    # A cohort seen from 3 days old ages through the history; the next batch lands on the day
+    # before the last (0d, the first ever) and is 1-2 days old on the last, a band never seen
+    # either: it is taken at the 0d band's levels (the same products, a day younger), not at
+    # the 3-6d band's (last month's cohort, with reviews by then), and neither rule pages.
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]},
+                         alerts={"min_rows": 100, "weekly": False})
+    cohort = [("3-6d", 0.3, 0.6)] * 4 + [("7-13d", 0.4, 0.7)] * 6 + [("14-29d", 0.5, 0.8)] * 17 + [("30-89d", 0.6, 0.9)] * 9
+    with open_for_write(config.paths.warehouse) as conn:
+        for day, ds in enumerate(DAYS):
+            band, level, share = cohort[day]
+            rows, coverage, present = {band: 600, "90d+": 1900}, {band: level}, {band: share}
+            if day >= len(DAYS) - 2:  # the batch: no reviews on its first day, a few on its second
+                batch = "0d" if day == len(DAYS) - 2 else "1-2d"
+                rows[batch], coverage[batch], present[batch] = 1500, (0.0 if batch == "0d" else 0.02), (0.0 if batch == "0d" else 0.05)
+            wobble = 1 + 0.02 * (day % 3 - 1)
+            write_day(conn, ds, rows, coverage | {"90d+": 0.95 * wobble}, present=present)
         found = detect_alerts(conn, DAYS[-1], config=config)
     assert found.filter(pl.col("segment_dim") == "all").get_column("rule").to_list() == []
