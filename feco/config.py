@@ -514,8 +514,8 @@ class Spark(_Model):
 
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
-    # Where sampling and the finest counts run: DuckDB in this process, or Spark. Both
-    # choose the same events and write the same states.
+    # Where the day is sampled: in this process, or on Spark, a window to a task running the
+    # same code. Both choose the same events; coverage is counted here either way.
     engine: Literal["duckdb", "spark"] = "duckdb"
     spark: Spark = Field(default_factory=Spark)
     paths: Paths

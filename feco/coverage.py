@@ -69,8 +69,8 @@ def compute_states(
     counting
         ``"compiled"``: the finest counts in compiled loops, a batch of rows at a time
         (``feco.coverage_kernel``; segment columns of other types than text, and dates for
-        product age, fall back to the SQL); ``"sql"``: ``sql/coverage/finest_counts.sql``,
-        the statement the Spark engine runs. Both give the same counts.
+        product age, fall back to the SQL); ``"sql"``: ``sql/coverage/finest_counts.sql``.
+        Both give the same counts.
 
     Returns
     -------
@@ -193,37 +193,34 @@ def value_kinds(schema: dict[str, pl.DataType], *, config: Config) -> dict[str, 
 
 
 def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, config: Config,
-                        references: dict[str, float], quote, marker: str = "$") -> tuple[str, dict]:
+                        references: dict[str, float], quote) -> tuple[str, dict]:
     """``sql/coverage/finest_counts.sql`` for a sample with these columns and feature kinds
-    (``value_kinds``), and the parameters it binds; ``quote`` quotes the sample's column names
-    and ``marker`` starts a named parameter in the engine's dialect (``$`` DuckDB, ``:`` Spark).
+    (``value_kinds``), and the parameters it binds; ``quote`` quotes the sample's column names.
 
     Features travel as v0..vN, so no configured name is ever pasted into SQL raw, and
-    thresholds are bound parameters. The same statement runs in DuckDB and in Spark SQL.
+    thresholds are bound parameters.
     """
     counts, thresholds = [], {}
     for index, feature in enumerate(config.logs.features):
         rule = config.coverage.rule_for(feature)
-        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} {marker}t{index}) AS c{index}")
+        counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
         thresholds[f"t{index}"] = _threshold(feature, rule, references)
     carried = ['"window"', *_feature_values(kinds, config=config, quote=quote)]
-    segmented, params = row_segments_query(columns, carried, ds=ds, config=config, quote=quote, marker=marker)
-    statement = (sql("coverage/finest_counts").replace("$", marker)
-                 .replace("{row_segments}", segmented.rstrip().rstrip(";"))
+    segmented, params = row_segments_query(columns, carried, ds=ds, config=config, quote=quote)
+    statement = (sql("coverage/finest_counts").replace("{row_segments}", segmented.rstrip().rstrip(";"))
                  .replace("{feature_counts}", ",\n       ".join(counts)))
     return statement, params | thresholds
 
 
-def row_segments_query(columns: list[str], carried: list[str], *, ds: date, config: Config, quote,
-                       marker: str = "$") -> tuple[str, dict]:
+def row_segments_query(columns: list[str], carried: list[str], *, ds: date, config: Config,
+                       quote) -> tuple[str, dict]:
     """``sql/coverage/row_segments.sql`` for a sample with these columns, carrying the
     ``carried`` select expressions through, and the parameters it binds."""
-    bands, params = query_bands_query(columns, config=config, quote=quote, marker=marker)
+    bands, params = query_bands_query(columns, config=config, quote=quote)
     sources = _segment_sources(columns, config=config, quote=quote)
     selected = [f"{expression} AS {name}" for name, expression in sources.items()] + carried
     age_bands = config.segments.age_bands()
     statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(age_bands))
-                 .replace("$", marker)
                  .replace("{canonical_columns}", ",\n           ".join(selected))
                  .replace("{query_bands}", bands.rstrip().rstrip(";")))
     params |= {f"age_since_{i}": edge for i, edge in enumerate(age_band_edges(ds, config=config))}
@@ -245,8 +242,7 @@ def _age_band_case(bands: list[tuple[str, int]]) -> str:
             f"ELSE '{bands[-1][0]}' END")
 
 
-def query_bands_query(columns: list[str], *, config: Config, quote, marker: str = "$",
-                      kept: bool = False) -> tuple[str, dict]:
+def query_bands_query(columns: list[str], *, config: Config, quote, kept: bool = False) -> tuple[str, dict]:
     """``sql/coverage/query_bands.sql`` for a sample with these columns (each query's band),
     and the parameters it binds; the day's events per query counted from ``sample_rows`` by
     query_events.sql, or (``kept``) read from the relation KEPT_DAY_EVENTS."""
@@ -255,7 +251,7 @@ def query_bands_query(columns: list[str], *, config: Config, quote, marker: str 
         day_events = f"SELECT query, n FROM {KEPT_DAY_EVENTS}"
     else:
         day_events = sql("coverage/query_events").format(event_id=sources["event_id"], query=sources["raw_query"])
-    statement = sql("coverage/query_bands").replace("$", marker).replace("{day_events}", day_events.strip())
+    statement = sql("coverage/query_bands").replace("{day_events}", day_events.strip())
     return statement, {"head_share": config.segments.head_share, "torso_share": config.segments.torso_share}
 
 

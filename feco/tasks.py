@@ -128,15 +128,9 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         raise DataError(f"no reference statistics stored for {', '.join(sorted(missing))} over "
                         f"{period.start} to {period.end}: run the sample_reference step first "
                         "(feco run and the feco_daily DAG do)")
-    if config.engine == "spark":
-        from feco import spark_engine
-
-        states, status = spark_engine.compute_states(ds, config, references=references,
-                                                     band_history=band_history(ds, config))
-    else:
-        states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
-                                        references=references, band_history=band_history(ds, config),
-                                        day_events=day_events(ds, config))
+    states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
+                                    references=references, band_history=band_history(ds, config),
+                                    day_events=day_events(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))

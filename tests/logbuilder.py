@@ -80,8 +80,7 @@ def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned typ
 
 
 # The Spark engine as the tests run it: local mode on two cores, no web UI, few partitions.
-SPARK_TEST_SETTINGS = {"master": "local[2]", "conf": {"spark.ui.enabled": "false",
-                                                      "spark.sql.shuffle.partitions": "4"}}
+SPARK_TEST_SETTINGS = {"master": "local[2]", "conf": {"spark.ui.enabled": "false"}}
 
 
 def engine_sections(engine: str) -> dict:

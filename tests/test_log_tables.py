@@ -9,7 +9,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from logbuilder import FEATURES, blank_event_keys, make_config, make_events, write_logs
+from logbuilder import FEATURES, blank_event_keys, engine_sections, make_config, make_events, write_logs
 
 from feco import tasks
 from feco.errors import DataError
@@ -226,3 +226,20 @@ def test_readiness_of_a_table_comes_from_its_metadata(tmp_path):
     write_logs(tmp_path / "next", make_events(DAY + timedelta(days=1), events=100, seed=8))
     write_delta(delta_location, hour_files(tmp_path / "next"))  # the log job has moved on
     assert check_logs(DAY, config, now=now).ready
+
+
+def test_the_spark_engine_samples_the_tables_as_the_duckdb_engine_samples_the_folder(logs, tmp_path):
+    pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
+    if shutil.which("java") is None:
+        pytest.skip("the Spark engine needs Java (17+) on PATH")
+    root, folder, iceberg, delta = logs
+    configs = {name: make_config(tmp_path / name, paths={"logs": str(location), "samples": "samples",
+                                                         "warehouse": "feco.duckdb", "iceberg_catalog": iceberg_catalog(root)},
+                                 **(engine_sections("spark") if name != "folder" else {}))
+               for name, location in (("folder", folder), ("iceberg", iceberg), ("delta", delta))}
+    for config in configs.values():
+        tasks.run_day(DAY, config, deliver=False)
+    for name in ("iceberg", "delta"):
+        assert windows(configs[name]).equals(windows(configs["folder"])), name
+        assert chosen(configs[name]).equals(chosen(configs["folder"])), name
+        assert states(configs[name]).equals(states(configs["folder"])), name

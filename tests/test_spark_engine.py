@@ -1,11 +1,14 @@
 """The Spark engine (local mode) chooses the DuckDB engine's events and writes its states."""
 
 import shutil
+import subprocess
+import sys
+import venv
 from datetime import date, timedelta
 
 import polars as pl
 import pytest
-from logbuilder import blank_event_keys, make_config
+from logbuilder import blank_event_keys, engine_sections, make_config, write_config_file
 
 from feco import tasks
 from feco.sampling import read_sample
@@ -45,9 +48,7 @@ def _states(config) -> pl.DataFrame:
 
 def _run_both(tmp_path, logs, days):
     duck = _config(tmp_path / "duckdb", logs)
-    spark = _config(tmp_path / "spark", logs, engine="spark",
-                    spark={"master": "local[2]", "conf": {"spark.ui.enabled": "false",
-                                                          "spark.sql.shuffle.partitions": "4"}})
+    spark = _config(tmp_path / "spark", logs, **engine_sections("spark"))
     for ds in days:
         for config in (duck, spark):
             tasks.run_day(ds, config, deliver=False)
@@ -72,3 +73,21 @@ def test_spark_chooses_the_same_events_and_writes_identical_states(tmp_path, log
 @pytest.mark.slow
 def test_query_bands_over_two_days_are_identical_too(tmp_path, logs):
     _run_both(tmp_path, logs, [DAY, DAY + timedelta(days=1)])  # the second day's bands use the first's
+
+
+def test_executors_without_feco_are_told_to_set_their_python(tmp_path, logs):
+    """The executors' Python is the first thing a cluster gets wrong: a bare environment."""
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    (tmp_path / "logs").symlink_to(logs)
+    config = write_config_file(tmp_path, features=FEATURES, events_per_window=40)
+    python = bare / "bin" / "python"
+    config.write_text('engine = "spark"\n[spark]\nmaster = "local[1]"\n'
+                      f'conf = {{ "spark.ui.enabled" = "false", "spark.pyspark.python" = "{python}" }}\n'
+                      + config.read_text())
+    done = subprocess.run([sys.executable, "-m", "feco", "run", "--ds", DAY.isoformat(), "--config", str(config)],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "the Spark executors' Python has no module" in done.stderr
+    assert "spark.pyspark.python" in done.stderr
+    assert not (tmp_path / "samples" / f"ds={DAY}").exists()

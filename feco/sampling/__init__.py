@@ -16,7 +16,7 @@ import functools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -450,26 +450,39 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     however busy the day.
     """
     choices = choose_events(ds, config, allow_incomplete=allow_incomplete)
-    summary = window_summary(choices)
 
-    def write_windows(day: Location) -> None:
+    def write_windows(day: Location) -> pl.DataFrame:
         sampled = [c for c in choices if c.summary.events_sampled]
         # Two at a time: one window's rows are read while the one before is written.
         with ThreadPoolExecutor(max_workers=2) as pool:
-            pairs = list(pool.map(lambda c: _write_window(c, storage.join(day, f"window={c.window.index}"), config),
-                                  sampled))
-        if all(p is not None for p in pairs):
-            keep_query_events(query_events_of(pairs), day, event_id=config.logs.event_id, query=config.logs.query)
+            pairs = list(pool.map(lambda c: _write_window(c, day, config), sampled))
+        keep_day_query_events(pairs, day, config)
+        return window_summary(choices)
 
-    replace_day(ds, config, write_windows, summary)
-    return summary
+    return replace_day(ds, config, write_windows)
 
 
-def _write_window(choice: WindowChoice, folder: Location, config: Config) -> pl.DataFrame | None:
-    """Write the window's rows; return their query_event_pairs."""
+def sample_window(window: WindowFiles, schema: pl.Schema, day: Location, *, ds: date,
+                  config: Config) -> tuple[WindowSummary, pl.DataFrame | None]:
+    """One window whole: choose its events and write their rows into the day's folder ``day``;
+    its summary row and the rows' query_event_pairs (None: nothing sampled). What the Spark
+    engine runs in a task, a window to a task."""
+    choice = _choose(window, schema, ds=ds, config=config)
+    return choice.summary, _write_window(choice, day, config) if choice.summary.events_sampled else None
+
+
+def _write_window(choice: WindowChoice, day: Location, config: Config) -> pl.DataFrame | None:
+    """Write the window's rows under ``day``/window=N/; return their query_event_pairs."""
     rows = _sampled_rows(choice)
-    write_rows(rows, storage.join(folder, ROWS_FILE))
+    write_rows(rows, storage.join(day, f"window={choice.window.index}", ROWS_FILE))
     return query_event_pairs(rows, event_id=config.logs.event_id, query=config.logs.query)
+
+
+def keep_day_query_events(pairs: list[pl.DataFrame | None], day: Location, config: Config) -> None:
+    """Keep the day's sampled events per query from its sampled windows' query_event_pairs
+    (none kept when the logs have no query column)."""
+    if all(p is not None for p in pairs):
+        keep_query_events(query_events_of(pairs), day, event_id=config.logs.event_id, query=config.logs.query)
 
 
 def query_event_pairs(rows: pl.DataFrame, *, event_id: str, query: str) -> pl.DataFrame | None:

@@ -48,8 +48,9 @@ def _retired_dir(root: Location, ds: date) -> Location:
     return storage.join(root, f"_ds={ds.isoformat()}.old")
 
 
-def replace_day(ds: date, config: Config, write_windows: Callable[[Location], None], summary: pl.DataFrame) -> None:
-    """Replace the day's sample with what ``write_windows(folder)`` writes, and ``summary``.
+def replace_day(ds: date, config: Config, write_windows: Callable[[Location], pl.DataFrame]) -> pl.DataFrame:
+    """Replace the day's sample with what ``write_windows(folder)`` writes, and the window
+    summary it returns; returns that summary.
 
     Nothing of the published day is touched until the new sample is complete (see the module).
     """
@@ -57,12 +58,13 @@ def replace_day(ds: date, config: Config, write_windows: Callable[[Location], No
     prepare_samples(config)
     staging = staging_dir(root, ds)
     try:
-        write_windows(staging)
+        summary = write_windows(staging)
         storage.write_parquet(summary, storage.join(staging, WINDOWS_FILE))
     except BaseException:
         storage.remove(staging)
         raise
     _swap_in(root, ds)
+    return summary
 
 
 def prepare_samples(config: Config) -> None:

@@ -1,5 +1,4 @@
 -- finest_counts: coverage counts of one day's sample at the finest segment grain.
--- Runs unchanged in DuckDB (feco.coverage) and in Spark SQL (feco.spark_engine).
 -- Inputs: the rows of row_segments.sql (its text fills the row_segments placeholder, with
 -- the "window" and the features as v0..vN carried through: NaN turned into NULL, so count(vI)
 -- counts present values), and so its relations `sample_rows` and `band_history`.

@@ -1,7 +1,7 @@
 -- query_bands: the band of each query of a day's sample (head, torso, tail by its share of
--- the sampled events). Runs unchanged in DuckDB and in Spark SQL: row_segments.sql takes it
--- as its `bands` (its text fills that file's query_bands placeholder), and the compiled
--- counts (feco.coverage_kernel) read it alone, then label rows by their query.
+-- the sampled events). row_segments.sql takes it as its `bands` (its text fills that
+-- file's query_bands placeholder), and the compiled counts (feco.coverage_kernel) read it
+-- alone, then label rows by their query.
 -- Inputs: the day's sampled events per query (query, n), the day_events placeholder: filled
 -- by feco.coverage with query_events.sql over the relation `sample_rows` (the day's sampled
 -- rows), or, where the sample step kept them, with a read of the relation `day_events`. The

@@ -1,6 +1,6 @@
 -- row_segments: every sampled row with the segment values coverage counts it under.
--- Runs unchanged in DuckDB and in Spark SQL. finest_counts groups these rows; the ranker
--- labels the rows it explains (SHAP per segment) and replays (incident costs) with them.
+-- finest_counts groups these rows; the ranker labels the rows it explains (SHAP per
+-- segment) and replays (incident costs) with them.
 -- Inputs: the relation `sample_rows`, one day's sampled rows. The canonical_columns
 -- placeholder is filled by feco.coverage with the columns read, under fixed names: event_id,
 -- raw_query, raw_product_group, raw_region, raw_first_seen (the team's columns, quoted, or
@@ -21,9 +21,7 @@ WITH sample AS (
 bands AS (
     {query_bands}
 )
--- The hint makes Spark send the day's bands (one row per query) to every task instead of
--- shuffling the sampled rows to meet them; DuckDB reads it as a comment.
-SELECT /*+ BROADCAST(bands) */ sample.*,
+SELECT sample.*,
        coalesce(CAST(sample.raw_product_group AS STRING), 'unknown') AS product_group,
        coalesce(CAST(sample.raw_region AS STRING), 'unknown') AS region,
        coalesce(bands.band, 'unknown') AS query_band,
