@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.request
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 START_SECONDS = 120  # JVMs start slowly on a busy 2-core machine
@@ -28,6 +28,7 @@ class Cluster:
     master: str  # spark://127.0.0.1:<port>
     web_ui: str  # http://127.0.0.1:<port>, the master's
     home: Path  # SPARK_HOME: bin/spark-submit is there
+    daemons: tuple[int, ...] = ()  # process ids of the master and the workers (a worker starts the executors)
 
     def status(self) -> dict:
         """The master's view (``/json/``): workers, active and completed applications."""
@@ -73,7 +74,7 @@ def spark_cluster(folder: Path, *, workers: int = 2, cores: int = 1, memory: str
                   "--work-dir", str(folder / f"work-{index}"), cluster.master)
         _wait_for(lambda: sum(w["state"] == "ALIVE" for w in cluster.status()["workers"]) == workers or None,
                   folder, f"{workers} workers")
-        yield cluster
+        yield replace(cluster, daemons=tuple(process.pid for process in processes))
     finally:
         for process in processes:
             process.terminate()

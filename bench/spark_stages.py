@@ -6,9 +6,13 @@ day (bench/_lake.py, ``--parts`` × ~24M rows) with engine = "spark" against tha
 Spark's event log on; then, from the event log, per phase of feco's engine (the jobs'
 descriptions, set in feco.spark_engine): jobs, stages, tasks, the stages' wall time, the
 executors' run and CPU time, rows read and shuffle bytes. The same day through the DuckDB
-engine's `feco run` gives the comparison. CPU time: the driver side is the `feco run` process
-tree's (Python and the driver JVM, wait4), the executors' from the event log; the
-application's start-up (driver JVM up to the application's start) is shown apart.
+engine's `feco run` gives the comparison.
+
+CPU time of the Spark engine: the `feco run` process (wait4), its driver JVM, the executors'
+tasks (the event log: their JVM threads) and the executors' Python workers, where the
+engine's tasks do their work (sampled every 0.1 s, as the driver JVM is); the executor JVMs'
+own start-up, JIT and GC are shown apart, and the whole machine's busy CPU over the run as a
+check on the sums.
 
     nice -n 10 .venv/bin/python bench/spark_stages.py --parts 1
     rm -r var/lake   # the generated day (shared with bench/lake_scale.py, bench/paper_scale.py)
@@ -21,7 +25,9 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from collections import defaultdict
 from pathlib import Path
 
@@ -65,22 +71,33 @@ def main() -> None:
         config = _config(run, logs, engine="spark", events=args.events_per_window)
         settings = {"spark.ui.enabled": "false", "spark.eventLog.enabled": "true",
                     "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false",
-                    "spark.executor.memory": args.executor_memory, "spark.sql.shuffle.partitions": "4"}
+                    "spark.executor.memory": args.executor_memory, "spark.pyspark.python": sys.executable}
         for side in ("driver", "executor"):
             if options := getattr(args, f"{side}_java_options"):
                 settings[f"spark.{side}.extraJavaOptions"] = options
         conf = ", ".join(f'"{key}" = "{value}"' for key, value in settings.items())
         config.write_text(config.read_text() + f'\n[spark]\nmaster = "{cluster.master}"\nconf = {{ {conf} }}\n')
         started = time.time()
-        seconds, cpu, peak, output, driver_jvm = _measure(REPO, config)
+        busy = _machine_busy()
+        with _executor_processes(cluster.daemons) as executors:
+            seconds, cpu, peak, output, driver_jvm = _measure(REPO, config)
+        busy = _machine_busy() - busy
     print(f"Spark engine (cluster): {seconds:.1f} s, CPU of the feco process {cpu:.1f} s and of the driver JVM "
           f"{driver_jvm:.1f} s (its start-up included), peak RSS of the feco process tree {peak:,.0f} MB; "
           f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled", flush=True)
     phases, app_start, app_end = _phases(next(events.iterdir()))
-    executor_cpu = sum(p["cpu_ns"] for p in phases.values()) / 1e9
-    spark_cpu = executor_cpu + cpu + driver_jvm
-    print(f"Spark engine CPU {spark_cpu:.1f} s (executors {executor_cpu:.1f} s, their JVMs' start-up excluded) "
-          f"= {spark_cpu / duck_cpu:.1f}x the DuckDB engine's {duck_cpu:.1f} s")
+    task_cpu = sum(p["cpu_ns"] for p in phases.values()) / 1e9
+    python = sum(cpu for (name, _), cpu in executors.items() if name != "java")
+    jvms = sum(cpu for (name, _), cpu in executors.items() if name == "java")
+    spark_cpu = cpu + driver_jvm + task_cpu + python
+    print(f"executors: their tasks' JVM CPU {task_cpu:.1f} s (event log), their Python workers' CPU {python:.1f} s; "
+          f"the executor JVMs' whole CPU {jvms:.1f} s (start-up, JIT and GC included)")
+    print(f"Spark engine CPU {spark_cpu:.1f} s (feco process + driver JVM + executors' tasks + Python workers; "
+          f"the executor JVMs' start-up excluded) = {spark_cpu / duck_cpu:.1f}x the DuckDB engine's {duck_cpu:.1f} s; "
+          f"with the executor JVMs whole {cpu + driver_jvm + jvms + python:.1f} s = "
+          f"{(cpu + driver_jvm + jvms + python) / duck_cpu:.1f}x")
+    print(f"the whole machine's busy CPU over the Spark run: {busy:.1f} s (everything: the cluster's daemons, "
+          "the bench's sampling, any other process)")
     print(f"from starting `feco run` to the application's start "
           f"{app_start / 1000 - started:.1f} s (Python, feco, the driver JVM), application {(app_end - app_start) / 1000:.1f} s")
     print(f"{'phase':<38} {'jobs':>4} {'stages':>6} {'tasks':>6} {'stage s':>8} {'run s':>7} {'CPU s':>6} "
@@ -89,6 +106,47 @@ def main() -> None:
         print(f"{name:<38} {len(p['jobs']):>4} {p['stages']:>6} {p['tasks']:>6} {p['stage_ms'] / 1000:>8.1f} "
               f"{p['run_ms'] / 1000:>7.1f} {p['cpu_ns'] / 1e9:>6.1f} {p['rows_read']:>12,} "
               f"{p['shuffle_bytes'] / 2**20:>10.1f}")
+
+
+@contextmanager
+def _executor_processes(daemons: tuple[int, ...]):
+    """CPU seconds of each process the cluster's daemons start (the executor JVMs, their
+    Python workers), by (name, pid), as last seen in samples every 0.1 s while the block runs.
+    A process's own CPU only: a Python daemon's reaped workers are counted as themselves."""
+    import psutil
+
+    seen, stop = {}, threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            for daemon in daemons:
+                try:
+                    children = psutil.Process(daemon).children(recursive=True)
+                except psutil.Error:
+                    continue
+                for child in children:
+                    try:
+                        times = child.cpu_times()
+                        seen[(child.name(), child.pid)] = times.user + times.system
+                    except psutil.Error:  # ended while we looked: its last sample stands
+                        pass
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        sampler.join()
+
+
+def _machine_busy() -> float:
+    """CPU seconds the machine has spent busy since boot, all cores (a check on the sums)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq + times.steal  # guest is in user
 
 
 def _fresh(name: str) -> Path:
