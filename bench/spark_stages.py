@@ -87,11 +87,13 @@ def main() -> None:
           f"{_field(output, 'events')} events, {_field(output, 'rows')} rows sampled", flush=True)
     phases, app_start, app_end = _phases(next(events.iterdir()))
     task_cpu = sum(p["cpu_ns"] for p in phases.values()) / 1e9
-    python = sum(cpu for (name, _), cpu in executors.items() if name != "java")
-    jvms = sum(cpu for (name, _), cpu in executors.items() if name == "java")
+    python = sum(cpu for (name, _), (cpu, _) in executors.items() if name != "java")
+    jvms = sum(cpu for (name, _), (cpu, _) in executors.items() if name == "java")
+    python_rss = max((rss for (name, _), (_, rss) in executors.items() if name != "java"), default=0)
     spark_cpu = cpu + driver_jvm + task_cpu + python
     print(f"executors: their tasks' JVM CPU {task_cpu:.1f} s (event log), their Python workers' CPU {python:.1f} s; "
-          f"the executor JVMs' whole CPU {jvms:.1f} s (start-up, JIT and GC included)")
+          f"the executor JVMs' whole CPU {jvms:.1f} s (start-up, JIT and GC included); "
+          f"a Python worker's peak RSS {python_rss / 2**20:,.0f} MB")
     print(f"Spark engine CPU {spark_cpu:.1f} s (feco process + driver JVM + executors' tasks + Python workers; "
           f"the executor JVMs' start-up excluded) = {spark_cpu / duck_cpu:.1f}x the DuckDB engine's {duck_cpu:.1f} s; "
           f"with the executor JVMs whole {cpu + driver_jvm + jvms + python:.1f} s = "
@@ -110,9 +112,9 @@ def main() -> None:
 
 @contextmanager
 def _executor_processes(daemons: tuple[int, ...]):
-    """CPU seconds of each process the cluster's daemons start (the executor JVMs, their
-    Python workers), by (name, pid), as last seen in samples every 0.1 s while the block runs.
-    A process's own CPU only: a Python daemon's reaped workers are counted as themselves."""
+    """CPU seconds and peak RSS of each process the cluster's daemons start (the executor
+    JVMs, their Python workers), by (name, pid), as seen in samples every 0.1 s while the block
+    runs. A process's own CPU only: a Python daemon's reaped workers are counted as themselves."""
     import psutil
 
     seen, stop = {}, threading.Event()
@@ -126,8 +128,9 @@ def _executor_processes(daemons: tuple[int, ...]):
                     continue
                 for child in children:
                     try:
-                        times = child.cpu_times()
-                        seen[(child.name(), child.pid)] = times.user + times.system
+                        times, key = child.cpu_times(), (child.name(), child.pid)
+                        rss = max(child.memory_info().rss, seen.get(key, (0, 0))[1])
+                        seen[key] = (times.user + times.system, rss)
                     except psutil.Error:  # ended while we looked: its last sample stands
                         pass
             time.sleep(0.1)
