@@ -1,5 +1,6 @@
 """The Spark engine (local mode) chooses the DuckDB engine's events and writes its states."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -75,19 +76,73 @@ def test_query_bands_over_two_days_are_identical_too(tmp_path, logs):
     _run_both(tmp_path, logs, [DAY, DAY + timedelta(days=1)])  # the second day's bands use the first's
 
 
+def _config_file(folder, logs, *, spark: str = ""):
+    """A feco.toml over ``logs`` in ``folder``, for `feco run`; ``spark``: the engine's TOML."""
+    folder.mkdir()
+    (folder / "logs").symlink_to(logs)
+    config = write_config_file(folder, features=FEATURES, events_per_window=40,
+                               extra='[coverage.rules]\nprice_vs_category = "!= 0"\n')
+    config.write_text(spark + config.read_text())
+    return config
+
+
+def _feco_run(config, **env):
+    return subprocess.run([sys.executable, "-m", "feco", "run", "--ds", DAY.isoformat(), "--config", str(config)],
+                          capture_output=True, text=True, timeout=600, check=False, env=os.environ | env)
+
+
 def test_executors_without_feco_are_told_to_set_their_python(tmp_path, logs):
     """The executors' Python is the first thing a cluster gets wrong: a bare environment."""
     bare = tmp_path / "bare"
     venv.create(bare, with_pip=False)
-    (tmp_path / "logs").symlink_to(logs)
-    config = write_config_file(tmp_path, features=FEATURES, events_per_window=40)
-    python = bare / "bin" / "python"
-    config.write_text('engine = "spark"\n[spark]\nmaster = "local[1]"\n'
-                      f'conf = {{ "spark.ui.enabled" = "false", "spark.pyspark.python" = "{python}" }}\n'
-                      + config.read_text())
-    done = subprocess.run([sys.executable, "-m", "feco", "run", "--ds", DAY.isoformat(), "--config", str(config)],
-                          capture_output=True, text=True, timeout=600, check=False)
+    config = _config_file(tmp_path / "run", logs, spark='engine = "spark"\n[spark]\nmaster = "local[1]"\nconf = { '
+                          f'"spark.ui.enabled" = "false", "spark.pyspark.python" = "{bare / "bin" / "python"}" }}\n')
+    done = _feco_run(config)
     assert done.returncode == 2, done.stderr[-3000:]
     assert "the Spark executors' Python has no module" in done.stderr
     assert "spark.pyspark.python" in done.stderr
-    assert not (tmp_path / "samples" / f"ds={DAY}").exists()
+    assert not (tmp_path / "run" / "samples" / f"ds={DAY}").exists()
+
+
+# Imported by the Python workers (PYTHONPATH): window 3's first attempt dies right after it
+# has written its rows.
+CRASH_ONCE = """
+import os, pathlib
+import feco.sampling as sampling
+
+_write_rows = sampling.write_rows
+
+
+def write_rows_then_crash_once(rows, location):
+    _write_rows(rows, location)
+    marker = pathlib.Path(os.environ["FECO_TEST_CRASHED"])
+    if "window=3" in str(location) and not marker.exists():
+        marker.touch()
+        os._exit(1)
+
+
+sampling.write_rows = write_rows_then_crash_once
+"""
+
+
+def test_a_window_whose_worker_dies_is_run_again_and_the_day_is_whole(tmp_path, logs):
+    """Nothing lost when an executor's Python dies mid-day: Spark runs the window again, which
+    writes its file again (through a temporary name), and the day is the DuckDB engine's."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(CRASH_ONCE)
+    marker = tmp_path / "crashed"
+    duck = _config_file(tmp_path / "duckdb", logs)
+    assert _feco_run(duck).returncode == 0
+    # local[2,2]: two threads, a task tried twice (local mode otherwise never retries)
+    spark = _config_file(tmp_path / "spark", logs, spark='engine = "spark"\n[spark]\nmaster = "local[2,2]"\n'
+                         'conf = { "spark.ui.enabled" = "false" }\n')
+    done = _feco_run(spark, PYTHONPATH=f"{hook}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                     FECO_TEST_CRASHED=str(marker))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert marker.exists()  # a worker did die
+    spark_rows, spark_windows = read_sample(DAY, spark.parent / "samples")
+    duck_rows, duck_windows = read_sample(DAY, duck.parent / "samples")
+    assert spark_windows.equals(duck_windows)
+    assert spark_rows.sort(spark_rows.columns).equals(duck_rows.sort(duck_rows.columns))
+    assert not [p for p in (spark.parent / "samples").rglob("*") if p.name.endswith(".tmp")]
