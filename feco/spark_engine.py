@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from datetime import date
 from functools import partial
@@ -45,8 +46,13 @@ from feco.storage import Location
 
 def session(config: Config):
     """The Spark session for feco's jobs (created once per process)."""
-    from pyspark.sql import SparkSession
-
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise UsageError("engine = \"spark\" needs pyspark: pip install 'feco[spark]' (and Java 17+)") from None
+    if not _under_spark_submit() and not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise UsageError('engine = "spark" starts a Spark driver here, which needs Java 17+: put java on PATH '
+                         "or set JAVA_HOME")
     builder = SparkSession.builder.appName("feco").config("spark.ui.showConsoleProgress", "false")
     if config.spark.master:
         builder = builder.master(config.spark.master)
@@ -63,11 +69,15 @@ def session(config: Config):
     return builder.getOrCreate()
 
 
+def _under_spark_submit() -> bool:
+    """spark-submit starts Python with a gateway to the JVM it started."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def _runs_here(config: Config) -> bool:
-    """Local mode: ``local…`` configured, or no master and not under spark-submit (which
-    starts Python with a gateway to its JVM)."""
+    """Local mode: ``local…`` configured, or no master and not under spark-submit."""
     master = config.spark.master
-    return master.startswith("local") if master else "PYSPARK_GATEWAY_PORT" not in os.environ
+    return master.startswith("local") if master else not _under_spark_submit()
 
 
 def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) -> pl.DataFrame:
