@@ -43,16 +43,13 @@ def schema_relations() -> dict[str, list[str]]:
     return relations
 
 
-def migrations(folder: Path | None = None) -> dict[int, Path]:
-    """``sql/migrations/NNN_what.sql`` by version number NNN (the schema's version once it
-    has run)."""
-    found: dict[int, Path] = {}
+def migrations(folder: Path | None = None) -> dict[str, Path]:
+    """``sql/migrations/NNN_what.sql`` by name (the file's stem, its identity in a warehouse's
+    ledger), in the order they apply: by number, then name."""
+    found: dict[str, Path] = {}
     for path in sorted((folder or SQL_DIR / "migrations").glob("*.sql")):
         prefix = path.name.split("_", 1)[0]
         if not prefix.isdigit():
             raise ValueError(f"migration {path} is not named NNN_what.sql")
-        number = int(prefix)
-        if number in found:
-            raise ValueError(f"two migrations numbered {number}: {found[number].name}, {path.name}")
-        found[number] = path
-    return found
+        found[path.stem] = path
+    return dict(sorted(found.items(), key=lambda item: (int(item[0].split("_", 1)[0]), item[0])))

@@ -27,7 +27,7 @@ from feco.locking import run_lock
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
-from feco.warehouse import named_query, open_configured, open_read_only, publish_day, replace_rows
+from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows
 
 
 def as_date(ds: date | str) -> date:
@@ -295,7 +295,7 @@ def _stored_references(config: Config) -> dict[str, float]:
     if not wanted or not config.paths.warehouse.exists():
         return {}
     period = config.coverage.reference
-    with open_read_only(config.paths.warehouse) as conn:
+    with read_configured(config) as conn:
         stored = named_query(conn, "coverage_reference_for_period", {"start": period.start, "end": period.end})
     return {f: v for f, statistic, v in stored.iter_rows() if wanted.get(f) == statistic}
 

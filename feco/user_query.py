@@ -70,14 +70,16 @@ def timeout_seconds(value: float) -> float | None:
     return value or None
 
 
-def run_query(warehouse: Path, text: str, *, memory_limit: str, timeout: float | None):
+def run_query(warehouse: Path, text: str, *, memory_limit: str, timeout: float | None,
+              moving_average_days: int | None = None):
     """Run ``text`` on the warehouse (read-only, no file access) in a child process bounded
     by ``memory_limit`` and killed after ``timeout`` seconds; return the result as a polars
-    frame whose every column polars can hold and print (see ``displayable``)."""
+    frame whose every column polars can hold and print (see ``displayable``). With
+    ``moving_average_days`` the warehouse is first brought up to date (``open_read_only``)."""
     import polars as pl
 
     request = json.dumps({"warehouse": str(warehouse), "sql": text, "memory_limit": memory_bytes(memory_limit),
-                          "timeout": timeout})
+                          "timeout": timeout, "moving_average_days": moving_average_days})
     # -P and PYTHONPATH: the child imports this very feco, never one in the current folder
     package_root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
@@ -144,7 +146,8 @@ def _serve() -> None:
     if request["timeout"]:
         signal.alarm(math.ceil(request["timeout"]) + 1)  # the default action ends the process
     try:
-        table = _answer(Path(request["warehouse"]), request["sql"], memory_limit=request["memory_limit"])
+        table = _answer(Path(request["warehouse"]), request["sql"], memory_limit=request["memory_limit"],
+                        moving_average_days=request["moving_average_days"])
     except FecoError as error:
         out.write(b"E" + json.dumps({"code": error.exit_code, "message": str(error)}).encode())
         return
@@ -157,7 +160,7 @@ def _serve() -> None:
         writer.write_table(table)
 
 
-def _answer(warehouse: Path, text: str, *, memory_limit: int):
+def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_days: int | None):
     """The query's result as an Arrow table, or a FecoError saying why not."""
     import duckdb
     import pyarrow as pa
@@ -165,7 +168,7 @@ def _answer(warehouse: Path, text: str, *, memory_limit: int):
     from feco.warehouse import open_read_only
 
     try:
-        with open_read_only(warehouse, memory_limit=f"{memory_limit}B") as conn:
+        with open_read_only(warehouse, memory_limit=f"{memory_limit}B", moving_average_days=moving_average_days) as conn:
             if not conn.extract_statements(text):
                 raise UsageError("the query is empty (no statement, only comments or blanks)")
             _limit_address_space(memory_limit)

@@ -7,6 +7,8 @@ a query can neither write nor read arbitrary files.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from contextlib import contextmanager
 from datetime import date
@@ -17,15 +19,16 @@ import duckdb
 import polars as pl
 
 from feco.errors import DataError, UsageError, WarehouseBusyError
-from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS, check_warehouse_path
+from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS, check_warehouse_path, run_lock
 from feco.sql_files import migrations, schema_statements, sql
 
 if TYPE_CHECKING:
     from feco.config import Config
 
-# The schema of the first release, which stored no version; each migration
-# sql/migrations/NNN_*.sql brings a warehouse to version NNN.
-FIRST_VERSION = 1
+# Written to schema_version once a warehouse keeps the migration ledger: releases before the
+# ledger refuse a warehouse whose version is above every migration they know, so they refuse
+# this one (which they would misread) instead of failing on it.
+LEDGER_VERSION = 1000
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
 DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "runs", "alerts", "incidents", "incident_costs")
@@ -63,18 +66,34 @@ def open_configured(config: Config):
 
 
 @contextmanager
-def open_read_only(path: Path, *, wait_seconds: float = 10.0,
+def open_read_only(path: Path, *, moving_average_days: int | None = None, wait_seconds: float = 10.0,
                    memory_limit: str = READ_MEMORY_LIMIT) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the warehouse for queries only: no writes, no file access beyond the warehouse,
-    and at most ``memory_limit`` of memory (see feco.locking)."""
+    and at most ``memory_limit`` of memory (see feco.locking).
+
+    With ``moving_average_days`` (what a caller holding the config passes) a warehouse this
+    feco would change first (migrations it lacks, views of another release or window) is
+    brought up to date, under the run lock, before it is opened for reading.
+    """
     if not path.exists():
         raise DataError(f"no warehouse at {path}: run `feco run --ds DATE` first")
     settings = {**_READ_ONLY_SETTINGS, "memory_limit": memory_limit}
     conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=settings)
+    if moving_average_days is not None and upgrade_needed(conn, moving_average_days=moving_average_days):
+        conn.close()
+        with run_lock(path), open_for_write(path, moving_average_days=moving_average_days):
+            pass
+        conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=settings)
     try:
         yield conn
     finally:
         conn.close()
+
+
+def read_configured(config: Config, **options):
+    """:func:`open_read_only` on the config's warehouse, up to date: how every reader holding
+    the config opens it."""
+    return open_read_only(config.paths.warehouse, moving_average_days=config.moving_average_days, **options)
 
 
 def _connect(path: Path, *, read_only: bool, wait_seconds: float, config: dict | None = None):
@@ -100,53 +119,117 @@ def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
                   migrations_dir: Path | None = None) -> None:
     """Create the warehouse's schema, or upgrade an older one, in one transaction.
 
-    A new warehouse gets the tables and views of ``sql/schema`` at the latest version. An
-    older one first gets the tables it lacks (created as they are now), then the migrations
-    of ``sql/migrations`` numbered above its version, in order, then the views (which may
-    read migrated columns). A failure leaves the warehouse as it was.
+    A new warehouse gets the tables and views of ``sql/schema`` and records every migration of
+    ``sql/migrations`` as held. An existing one first gets the tables it lacks (created as they
+    are now), then every migration its ledger (``schema_migrations``) does not hold, in order,
+    each recorded as it is applied, then the views (which may read migrated columns). A
+    warehouse from before the ledger holds none: its migrations are written to hold on a table
+    that has them already, or state when they apply (``-- applies when: <SQL>``). A warehouse
+    holding a migration this feco does not know is refused. A failure leaves it as it was.
     """
     available = migrations(migrations_dir)
-    latest = max(available, default=FIRST_VERSION)
-    statements = [(kind, text.replace("{moving_average_days}", str(int(moving_average_days))))
-                  for kind, _, text in schema_statements()]
     conn.execute("BEGIN TRANSACTION")
     try:
-        version = schema_version(conn)
-        if version is not None and version > latest:
-            raise DataError(f"the warehouse's schema is version {version}, newer than this feco "
-                            f"knows ({latest}): upgrade feco")
-        for kind, text in statements:
+        tables = _table_names(conn)
+        held = _held_migrations(conn, tables)
+        _refuse_unknown(held, available)
+        for kind, _, text in _schema_statements(moving_average_days):
             if kind == "table":
                 conn.execute(text)
-        for number, path in sorted(available.items()):
-            if version is not None and number > version:
-                _migrate(conn, path)
-        for kind, text in statements:
-            if kind == "view":
-                conn.execute(text)
-        conn.execute("INSERT OR IGNORE INTO schema_version VALUES ($version, now())",
-                     {"version": latest})
+        for name, path in available.items():
+            if name not in held:
+                if "runs" in tables:  # a new warehouse's tables are created as they are now
+                    _migrate(conn, path)
+                conn.execute("INSERT INTO schema_migrations VALUES ($name, now())", {"name": name})
+        _create_views(conn, moving_average_days)
+        conn.execute("INSERT OR IGNORE INTO schema_version VALUES ($version, now())", {"version": LEDGER_VERSION})
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
 
 
-def schema_version(conn: duckdb.DuckDBPyConnection) -> int | None:
-    """The warehouse's schema version; None for a new, empty warehouse."""
-    tables = {name for (name,) in conn.sql(
+def upgrade_needed(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
+                   migrations_dir: Path | None = None) -> bool:
+    """Whether :func:`create_schema` would change the warehouse: migrations it lacks, or views
+    of another release or moving-average window. A DataError when it holds a migration this
+    feco does not know."""
+    tables = _table_names(conn)
+    available = migrations(migrations_dir)
+    held = _held_migrations(conn, tables)
+    _refuse_unknown(held, available)
+    if held != available.keys() or "schema_views" not in tables:
+        return True
+    stored = conn.sql("SELECT digest FROM schema_views").fetchall()
+    return stored != [(_views_digest(moving_average_days),)]
+
+
+def held_migrations(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """The migrations the warehouse's ledger holds, in the order they were applied."""
+    if "schema_migrations" not in _table_names(conn):
+        return []
+    return [name for (name,) in conn.sql("SELECT migration FROM schema_migrations ORDER BY applied_at, migration")
+            .fetchall()]
+
+
+def _table_names(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    return {name for (name,) in conn.sql(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
-    if "schema_version" in tables:
-        return conn.sql("SELECT max(version) FROM schema_version").fetchall()[0][0]
-    return FIRST_VERSION if "runs" in tables else None
+
+
+def _held_migrations(conn: duckdb.DuckDBPyConnection, tables: set[str]) -> set[str]:
+    if "schema_migrations" not in tables:
+        return set()
+    return {name for (name,) in conn.sql("SELECT migration FROM schema_migrations").fetchall()}
+
+
+def _refuse_unknown(held: set[str], available: dict[str, Path]) -> None:
+    unknown = sorted(held - available.keys())
+    if unknown:
+        raise DataError(f"the warehouse holds schema migration{'s' * (len(unknown) > 1)} {', '.join(unknown)}, "
+                        "which this feco does not know: it was written by a newer feco; upgrade feco")
+
+
+def _schema_statements(moving_average_days: int) -> list[tuple[str, str, str]]:
+    days = str(int(moving_average_days))
+    return [(kind, name, text.replace("{moving_average_days}", days)) for kind, name, text in schema_statements()]
+
+
+def _views_digest(moving_average_days: int) -> str:
+    views = [text for kind, _, text in _schema_statements(moving_average_days) if kind == "view"]
+    return hashlib.sha256("\n".join(views).encode()).hexdigest()[:16]
+
+
+def _create_views(conn: duckdb.DuckDBPyConnection, moving_average_days: int) -> None:
+    for kind, _, text in _schema_statements(moving_average_days):
+        if kind == "view":
+            conn.execute(text)
+    conn.execute("DELETE FROM schema_views")
+    conn.execute("INSERT INTO schema_views VALUES ($digest, now())", {"digest": _views_digest(moving_average_days)})
+
+
+_APPLIES_WHEN = re.compile(r"^-- applies when: (.+)$", re.MULTILINE)
 
 
 def _migrate(conn: duckdb.DuckDBPyConnection, path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
     try:
-        conn.execute(path.read_text(encoding="utf-8"))
+        condition = _APPLIES_WHEN.search(text)
+        if condition is None or conn.sql(f"SELECT {condition.group(1)}").fetchall()[0][0]:
+            conn.execute(text)
     except duckdb.Error as error:
         raise DataError(f"cannot upgrade the warehouse: migration {path.name} failed: "
                         f"{str(error).splitlines()[0]}") from None
+
+
+def rollback(conn: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the open transaction. DuckDB has already ended one that a failed write (a
+    full disk) invalidated: nothing is left to undo then, and the write's own error is what
+    the caller reports."""
+    try:
+        conn.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.DataFrame]) -> None:
@@ -174,7 +257,7 @@ def replace_rows(conn: duckdb.DuckDBPyConnection,
                 conn.unregister("incoming")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
 
 

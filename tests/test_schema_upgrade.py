@@ -8,7 +8,8 @@ import pytest
 
 from feco.errors import DataError
 from feco.sql_files import migrations, schema_relations
-from feco.warehouse import FIRST_VERSION, create_schema, open_for_write, schema_version
+from feco.warehouse import (LEDGER_VERSION, create_schema, held_migrations, open_for_write, open_read_only,
+                            upgrade_needed)
 from logbuilder import write_states
 
 FIRST_RELEASE = Path(__file__).parent / "fixtures" / "schema_v1"
@@ -34,10 +35,10 @@ def rows(conn, table: str) -> int:
 def test_the_first_releases_warehouse_is_upgraded_and_keeps_its_rows(tmp_path):
     path = first_release_warehouse(tmp_path / "old.duckdb")
     with duckdb.connect(str(path)) as conn:
-        assert schema_version(conn) == FIRST_VERSION
+        assert held_migrations(conn) == []
         before = {table: rows(conn, table) for table in ("coverage_states", "runs", "alerts")}
     with open_for_write(path) as conn:
-        assert schema_version(conn) == max(migrations(), default=FIRST_VERSION)
+        assert held_migrations(conn) == list(migrations())
         assert {table: rows(conn, table) for table in before} == before == {
             "coverage_states": 8, "runs": 1, "alerts": 1}
         assert conn.sql("SELECT round(coverage, 3) FROM feco_daily").fetchall() == [(0.8,)]
@@ -47,11 +48,24 @@ def test_the_first_releases_warehouse_is_upgraded_and_keeps_its_rows(tmp_path):
     assert set(relations["table"]) | set(relations["view"]) <= present
 
 
-def test_a_new_warehouse_starts_at_the_latest_version_and_reopening_changes_nothing(tmp_path):
+def test_a_new_warehouse_holds_every_migration_and_reopening_changes_nothing(tmp_path):
     for _ in range(2):
         with open_for_write(tmp_path / "new.duckdb") as conn:
+            ledger = conn.sql("SELECT migration, applied_at FROM schema_migrations ORDER BY ALL").fetchall()
             versions = conn.sql("SELECT version FROM schema_version").fetchall()
-    assert versions == [(max(migrations(), default=FIRST_VERSION),)]
+            assert not upgrade_needed(conn, moving_average_days=7)
+            assert upgrade_needed(conn, moving_average_days=14)  # the views of another window
+        if _ == 0:
+            first = ledger
+    assert ledger == first and [name for name, _ in ledger] == sorted(migrations())
+    assert versions == [(LEDGER_VERSION,)]
+
+
+def test_releases_before_the_ledger_refuse_a_warehouse_that_keeps_it(tmp_path):
+    """They refuse a warehouse whose version is above every migration they know."""
+    with open_for_write(tmp_path / "new.duckdb") as conn:
+        stored = conn.sql("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    assert stored > max(int(name.split("_")[0]) for name in migrations())
 
 
 def migration(folder: Path, name: str, sql: str) -> None:
@@ -59,17 +73,47 @@ def migration(folder: Path, name: str, sql: str) -> None:
     (folder / name).write_text(f"-- {name}: a test migration\n{sql}\n")
 
 
-def test_migrations_above_the_version_run_in_order_and_existing_rows_get_the_default(tmp_path):
+def test_every_migration_the_ledger_lacks_runs_in_order_whatever_its_number(tmp_path):
     folder = tmp_path / "migrations"
     migration(folder, "002_runs_note.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS note VARCHAR DEFAULT 'before'")
-    migration(folder, "003_runs_note_used.sql", "UPDATE runs SET note = note || ' v3'")
+    migration(folder, "005_runs_note_used.sql", "UPDATE runs SET note = note || ' v5'")
     path = first_release_warehouse(tmp_path / "old.duckdb")
     with duckdb.connect(str(path)) as conn:
         create_schema(conn, moving_average_days=7, migrations_dir=folder)
-        assert conn.sql("SELECT ds, note FROM runs").fetchall() == [(DAY, "before v3")]
-        assert schema_version(conn) == 3
+        assert conn.sql("SELECT ds, note FROM runs").fetchall() == [(DAY, "before v5")]
+        # a branch's migration lands after 005 with a lower number: it still runs, once
+        migration(folder, "003_runs_note_branch.sql", "UPDATE runs SET note = note || ' v3'")
+        assert upgrade_needed(conn, moving_average_days=7, migrations_dir=folder)
+        create_schema(conn, moving_average_days=7, migrations_dir=folder)
         create_schema(conn, moving_average_days=7, migrations_dir=folder)  # nothing runs twice
-        assert conn.sql("SELECT note FROM runs").fetchall() == [("before v3",)]
+        assert conn.sql("SELECT note FROM runs").fetchall() == [("before v5 v3",)]
+        assert held_migrations(conn) == ["002_runs_note", "005_runs_note_used", "003_runs_note_branch"]
+
+
+def test_two_migrations_with_one_number_both_run_in_name_order(tmp_path):
+    folder = tmp_path / "migrations"
+    migration(folder, "002_b.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS b INTEGER DEFAULT 2")
+    migration(folder, "002_a.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS a INTEGER DEFAULT 1")
+    assert list(migrations(folder)) == ["002_a", "002_b"]
+    path = first_release_warehouse(tmp_path / "old.duckdb")
+    with duckdb.connect(str(path)) as conn:
+        create_schema(conn, moving_average_days=7, migrations_dir=folder)
+        assert conn.sql("SELECT a, b FROM runs").fetchall() == [(1, 2)]
+
+
+def test_a_migration_applies_only_when_its_condition_holds(tmp_path):
+    folder = tmp_path / "migrations"
+    condition = ("-- applies when: EXISTS (SELECT 1 FROM information_schema.columns "
+                 "WHERE table_name = 'runs' AND column_name = 'features')")
+    migration(folder, "002_rename.sql", f"{condition}\nALTER TABLE runs RENAME COLUMN features TO feature_count")
+    for name in ("old.duckdb", "renamed.duckdb"):
+        path = first_release_warehouse(tmp_path / name)
+        with duckdb.connect(str(path)) as conn:
+            if name == "renamed.duckdb":  # a release applied it before the ledger existed
+                conn.execute("ALTER TABLE runs RENAME COLUMN features TO feature_count")
+            create_schema(conn, moving_average_days=7, migrations_dir=folder)
+            assert conn.sql("SELECT feature_count FROM runs").fetchall() == [(3,)]
+            assert held_migrations(conn) == ["002_rename"]
 
 
 def test_a_failed_migration_leaves_the_warehouse_as_it_was(tmp_path):
@@ -80,24 +124,20 @@ def test_a_failed_migration_leaves_the_warehouse_as_it_was(tmp_path):
     with duckdb.connect(str(path)) as conn:
         with pytest.raises(DataError, match="migration 003_broken.sql failed"):
             create_schema(conn, moving_average_days=7, migrations_dir=folder)
-        assert schema_version(conn) == FIRST_VERSION
+        assert held_migrations(conn) == []
         assert "note" not in conn.sql("SELECT * FROM runs").columns
         assert rows(conn, "runs") == 1
 
 
-def test_a_warehouse_newer_than_feco_is_refused(tmp_path):
+def test_a_warehouse_holding_a_migration_feco_does_not_know_is_refused(tmp_path):
     path = tmp_path / "new.duckdb"
     with open_for_write(path) as conn:
-        conn.execute("INSERT INTO schema_version VALUES (999, now())")
-    with pytest.raises(DataError, match="version 999, newer than this feco"), open_for_write(path):
+        conn.execute("INSERT INTO schema_migrations VALUES ('024_from_a_newer_feco', now())")
+    with pytest.raises(DataError, match="holds schema migration 024_from_a_newer_feco, which this feco does not "
+                                        "know: it was written by a newer feco; upgrade feco"), open_for_write(path):
         pass
-
-
-def test_two_migrations_with_one_number_are_refused(tmp_path):
-    migration(tmp_path, "002_a.sql", "SELECT 1")
-    migration(tmp_path, "002_b.sql", "SELECT 1")
-    with pytest.raises(ValueError, match="two migrations numbered 2"):
-        migrations(tmp_path)
+    with pytest.raises(DataError, match="024_from_a_newer_feco"), open_read_only(path, moving_average_days=7):
+        pass
 
 
 def test_sample_windows_window_becomes_window_index_with_its_rows(tmp_path):

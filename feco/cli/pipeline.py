@@ -210,7 +210,8 @@ def _query(args: argparse.Namespace) -> int:
     text = _query_text(args)
     timeout = timeout_seconds(args.timeout)
     config = as_config(args.config)
-    frame = run_query(config.paths.warehouse, text, memory_limit=args.memory_limit, timeout=timeout)
+    frame = run_query(config.paths.warehouse, text, memory_limit=args.memory_limit, timeout=timeout,
+                      moving_average_days=config.moving_average_days)
     print_frame(frame, args.format)
     return 0
 
@@ -231,10 +232,10 @@ def _query_text(args: argparse.Namespace) -> str:
 
 def _status(args: argparse.Namespace) -> int:
     from feco.tasks import as_config
-    from feco.warehouse import named_query, open_read_only
+    from feco.warehouse import named_query, read_configured
 
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse) as conn:
+    with read_configured(config) as conn:
         row = named_query(conn, "status_days",
                           {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
@@ -315,10 +316,10 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
 
 def _alerts(args: argparse.Namespace) -> int:
     from feco.tasks import as_config
-    from feco.warehouse import fetch, named_query, open_read_only
+    from feco.warehouse import fetch, named_query, read_configured
 
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse) as conn:
+    with read_configured(config) as conn:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         incidents = named_query(conn, "incident_list", {"since": since, "until": until})
@@ -352,10 +353,10 @@ def _print_incidents(incidents, attached) -> None:
 
 def _drops(args: argparse.Namespace) -> int:
     from feco.tasks import as_config
-    from feco.warehouse import named_query, open_read_only
+    from feco.warehouse import named_query, read_configured
 
     config = as_config(args.config)
-    with open_read_only(config.paths.warehouse) as conn:
+    with read_configured(config) as conn:
         frame = named_query(conn, "largest_drops", {
             "since": args.since, "min_days": 3, "min_rows": args.min_rows, "limit": args.limit,
         })

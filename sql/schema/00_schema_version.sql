@@ -1,8 +1,10 @@
--- schema_version: the versions of the schema this warehouse has been brought to, so that
--- opening it for writing runs only the migrations (sql/migrations/NNN_*.sql) it lacks.
--- Inputs: written by feco.warehouse.create_schema. Columns: version (1: the first release,
--- which stored no version; NNN: after migration NNN; the current one is the largest),
--- applied_at (wall clock of the upgrade, metadata only).
+-- schema_version: how releases before the migration ledger (schema_migrations) told a
+-- warehouse's schema: they applied only the migrations numbered above the largest version
+-- here and refuse a warehouse whose version is above every migration they know. feco keeps
+-- writing one row, feco.warehouse.LEDGER_VERSION, above every such number, so that those
+-- releases refuse a warehouse upgraded past them instead of failing on it.
+-- Inputs: written by feco.warehouse.create_schema. Columns: version, applied_at (wall clock,
+-- metadata only).
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL PRIMARY KEY,
     applied_at TIMESTAMPTZ NOT NULL
