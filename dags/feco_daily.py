@@ -1,5 +1,6 @@
 """feco_daily: wait for a finished day's logs, sample them, freeze the coverage reference (once),
-count coverage, publish, score, detect, notify and write the report.
+count coverage, publish the day (its coverage, the ranker's scores, alerts and incidents, in
+one transaction), notify and write the report.
 
 Each run processes the day that ended when it fires: a CronDataIntervalTimetable at 00:00 UTC
 gives the run for day D the interval [D, D+1), so it starts at D+1 00:00 with D complete (its
@@ -76,14 +77,6 @@ def feco_daily():
         outlet_events[COVERAGE].extra = {"ds": published["ds"]}
         return published
 
-    @task(**writes)
-    def score() -> dict:
-        return run_step("score")
-
-    @task(**writes)
-    def detect() -> dict:
-        return run_step("detect")
-
     @task(execution_timeout=timedelta(minutes=15), **writes)
     def notify(*, params=None) -> dict:
         from feco_support import channel_secrets
@@ -94,8 +87,8 @@ def feco_daily():
     def report() -> dict:
         return run_step("report")
 
-    detected = wait_for_logs() >> sample() >> sample_reference() >> coverage() >> publish() >> score() >> detect()
-    detected >> [notify(), report()]
+    published = wait_for_logs() >> sample() >> sample_reference() >> coverage() >> publish()
+    published >> [notify(), report()]
 
 
 feco_daily()

@@ -1,14 +1,16 @@
 """The pipeline's steps, as plain functions the CLI, the Airflow DAGs and the tests call.
 
 Each step takes the day it processes and the config (a loaded one, or a path) and is
-idempotent: sample → sample_reference → compute_coverage → publish → score → detect →
-notify, then report. What each step writes is in its name and docstring: `sample` the day's
-sample, `sample_reference` the reference period's samples and statistics (once),
-`compute_coverage` only two staged files beside the day's sample; `publish`, `score`,
-`detect`, `notify` and `train_ranker` the warehouse. Steps hand over through the day's
-sample folder (feco.sample_files) and the warehouse, so a scheduler can retry any step alone.
-Around them: `check_logs` (are the day's logs complete?), `train_ranker` (the weekly
-reference model) and `send_message` (a plain line to the alert channels, for failures).
+idempotent: sample → sample_reference → compute_coverage → publish → notify, then report.
+What each step writes is in its name and docstring: `sample` the day's sample,
+`sample_reference` the reference period's samples and statistics (once), `compute_coverage`
+only two staged files beside the day's sample; `publish` the whole day into the warehouse in
+one transaction (coverage, the ranker's scores, alerts, incidents and their costs), `notify`
+and `train_ranker` the warehouse too. Steps hand over through the day's sample folder
+(feco.sample_files) and the warehouse, so a scheduler can retry any step alone. Around them:
+`check_logs` (are the day's logs complete?), `detect` (the alert rules again on a published
+day), `train_ranker` (the weekly reference model) and `send_message` (a plain line to the
+alert channels, for failures).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from feco.locking import run_lock
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
-from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows
+from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
 
 def as_date(ds: date | str) -> date:
@@ -149,14 +151,13 @@ def _engine(config: Config):
 
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
-    """Replace the day's rows in the warehouse with the staged sample summary and states."""
-    day = partition_dir(config.paths.samples, ds)
-    staged = {name: storage.join(day, name) for name in (WINDOWS_FILE, STATES_FILE, STATUS_FILE)}
-    absent = [str(p) for p in staged.values() if not storage.exists(p)]
-    if absent:
-        raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
-    windows, states, status = (storage.read_parquet(p) for p in staged.values())
-    windows = windows.rename({"window": "window_index"})  # "window" is a keyword in SQL
+    """Replace the day in the warehouse, in one transaction: its staged sample summary and
+    coverage states, the reference ranker's scores of its sample, and the alerts, incidents
+    and costs detected on them. A reader, and a run killed at any point, see the previous day
+    or the complete new one; never new coverage beside the previous run's alerts."""
+    from feco.ranker.daily import score_day
+
+    windows, states, status = _staged(ds, config)
     run = pl.DataFrame({
         "ds": [ds],
         "published_at": [datetime.now(timezone.utc)],
@@ -165,23 +166,37 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
         "features": [len(config.logs.features)],
         "config_digest": [config_digest(config)],
     })
-    with open_configured(config) as conn:
+    with open_configured(config) as conn, transaction(conn):
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
                                "feature_status": status, "runs": run})
-    return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0]}
+        ranker = score_day(conn, ds, config=config)
+        alerts = _detect(conn, ds, config)
+    return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
+            "ranker": ranker, "alerts": alerts}
 
 
-@exclusive
-def score(ds: date | str, config: Config | str | None = None) -> dict:
-    """Score the day's sample with the reference ranker valid on it; without one, nothing."""
-    from feco.ranker.daily import score_day
-
-    return score_day(ds, config)
+def _staged(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The sample summary, states and feature status compute_coverage staged beside the sample."""
+    day = partition_dir(config.paths.samples, ds)
+    staged = {name: storage.join(day, name) for name in (WINDOWS_FILE, STATES_FILE, STATUS_FILE)}
+    absent = [str(p) for p in staged.values() if not storage.exists(p)]
+    if absent:
+        raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
+    windows, states, status = (storage.read_parquet(p) for p in staged.values())
+    return windows.rename({"window": "window_index"}), states, status  # "window" is a keyword in SQL
 
 
 @exclusive
 def detect(ds: date | str, config: Config | str | None = None) -> dict:
-    """Run the alert rules on the published day, track its incidents and replace both.
+    """Run the alert rules again on the published day (after a change of alert settings) and
+    replace its alerts, incidents and costs, in one transaction; ``publish`` does this too."""
+    with open_configured(config) as conn, transaction(conn):
+        return _detect(conn, ds, config)
+
+
+def _detect(conn, ds: date, config: Config) -> dict:
+    """Run the alert rules on the day as the connection sees it, track its incidents and
+    replace both.
 
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
     and the text gives the day's measured NDCG@8 change, when a ranker is known. With
@@ -193,19 +208,18 @@ def detect(ds: date | str, config: Config | str | None = None) -> dict:
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
-    with open_configured(config) as conn:
-        alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
-                               ndcg_change=ndcg_changes(conn, ds))
-        carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
-        coverage = named_query(conn, "day_coverage", {"ds": ds})
-        history_days = named_query(conn, "history_days", {"ds": ds}).item()
+    alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
+                           ndcg_change=ndcg_changes(conn, ds))
+    carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
+    coverage = named_query(conn, "day_coverage", {"ds": ds})
+    history_days = named_query(conn, "history_days", {"ds": ds}).item()
 
-        def track(alerts: pl.DataFrame) -> pl.DataFrame:
-            return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
-                                   history_days=history_days, sources=config.logs.source_features())
+    def track(alerts: pl.DataFrame) -> pl.DataFrame:
+        return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
+                               history_days=history_days, sources=config.logs.source_features())
 
-        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
-        publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
+    alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+    publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
     return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
             "incidents": incidents.filter(pl.col("status") != "resolved").height,
@@ -270,12 +284,12 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
 @exclusive
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
             allow_incomplete: bool = False, echo=print) -> dict:
-    """Sample, count, publish, score and detect one day; deliver its alerts unless told not to.
-    ``allow_incomplete``: see ``sample``."""
+    """Sample, count and publish one day (its coverage, scores, alerts and incidents); deliver
+    its alerts unless told not to. ``allow_incomplete``: see ``sample``."""
     sample(ds, config, allow_incomplete=allow_incomplete)
     sample_reference(ds, config)
     compute_coverage(ds, config)
-    result = publish(ds, config) | {"ranker": score(ds, config), "alerts": detect(ds, config)}
+    result = publish(ds, config)
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)
     return result

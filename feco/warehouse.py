@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+import weakref
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -20,7 +21,7 @@ import polars as pl
 
 from feco.errors import DataError, UsageError, WarehouseBusyError
 from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS, check_warehouse_path, run_lock
-from feco.sql_files import migrations, schema_statements, sql
+from feco.sql_files import migrations, schema_relations, schema_statements, sql
 
 if TYPE_CHECKING:
     from feco.config import Config
@@ -53,7 +54,8 @@ def open_for_write(path: Path, *, moving_average_days: int = 7,
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = _connect(path, read_only=False, wait_seconds=wait_seconds)
     try:
-        create_schema(conn, moving_average_days=moving_average_days)
+        if upgrade_needed(conn, moving_average_days=moving_average_days):
+            create_schema(conn, moving_average_days=moving_average_days)
         yield conn
     finally:
         conn.close()
@@ -128,8 +130,7 @@ def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
     holding a migration this feco does not know is refused. A failure leaves it as it was.
     """
     available = migrations(migrations_dir)
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         tables = _table_names(conn)
         held = _held_migrations(conn, tables)
         _refuse_unknown(held, available)
@@ -143,22 +144,18 @@ def create_schema(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
                 conn.execute("INSERT INTO schema_migrations VALUES ($name, now())", {"name": name})
         _create_views(conn, moving_average_days)
         conn.execute("INSERT OR IGNORE INTO schema_version VALUES ($version, now())", {"version": LEDGER_VERSION})
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
 
 
 def upgrade_needed(conn: duckdb.DuckDBPyConnection, *, moving_average_days: int,
                    migrations_dir: Path | None = None) -> bool:
-    """Whether :func:`create_schema` would change the warehouse: migrations it lacks, or views
-    of another release or moving-average window. A DataError when it holds a migration this
-    feco does not know."""
+    """Whether :func:`create_schema` would change the warehouse: tables or migrations it lacks,
+    or views of another release or moving-average window. A DataError when it holds a
+    migration this feco does not know."""
     tables = _table_names(conn)
     available = migrations(migrations_dir)
     held = _held_migrations(conn, tables)
     _refuse_unknown(held, available)
-    if held != available.keys() or "schema_views" not in tables:
+    if held != available.keys() or not set(schema_relations()["table"]) <= tables:
         return True
     stored = conn.sql("SELECT digest FROM schema_views").fetchall()
     return stored != [(_views_digest(moving_average_days),)]
@@ -245,20 +242,41 @@ def publish_day(conn: duckdb.DuckDBPyConnection, ds: date, tables: dict[str, pl.
 
 def replace_rows(conn: duckdb.DuckDBPyConnection,
                  replacements: list[tuple[str, str, dict, pl.DataFrame]]) -> None:
-    """In one transaction, for each (table, condition, params, rows): delete the rows that
-    match the condition (a fixed SQL text with bound params), then insert the new rows."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    """In one transaction (or the caller's, see :func:`transaction`), for each (table,
+    condition, params, rows): delete the rows that match the condition (a fixed SQL text with
+    bound params), then insert the new rows."""
+    with transaction(conn):
         for table, condition, params, frame in replacements:
             conn.execute(f"DELETE FROM {quote(table)} WHERE {condition}", params)
             if frame.height:
                 conn.register("incoming", frame.to_arrow())
                 conn.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM incoming")
                 conn.unregister("incoming")
+
+
+_in_transaction: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run the block in one transaction: committed at its end, rolled back on any failure.
+
+    A block inside another joins the outer one, so the writes of several steps (a day's
+    coverage, scores, alerts and incidents) commit together or not at all.
+    """
+    if conn in _in_transaction:
+        yield
+        return
+    conn.execute("BEGIN TRANSACTION")
+    _in_transaction[conn] = True
+    try:
+        yield
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
         raise
+    finally:
+        _in_transaction.pop(conn, None)
 
 
 def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None) -> pl.DataFrame:

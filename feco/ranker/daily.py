@@ -3,7 +3,7 @@
 ``train_reference(ds)`` trains a lambdarank model on the sampled days before ``ds`` (a search
 event is a query, its shown products the candidates, the logged engagement grade the label),
 early-stopping on the last ``validation_days`` of them, and stores it as a versioned artifact
-valid from ``ds``; the weekly DAG ``feco_ranker`` calls it. ``score_day(ds)`` scores the day's
+valid from ``ds``; the weekly DAG ``feco_ranker`` calls it. ``score_day`` scores the day's
 sample with the model valid on ``ds`` and stores NDCG@4/8 sums and counts per segment in
 ``ranker_daily``. Choosing the model by date (not "the latest file") keeps a re-run of an old
 day identical after a retrain.
@@ -17,6 +17,7 @@ import os
 from datetime import date, timedelta
 from pathlib import Path
 
+import duckdb
 import lightgbm as lgb
 import polars as pl
 
@@ -93,9 +94,10 @@ def sampled_days_before(ds: date, config: Config) -> list[date]:
     return [d for d in period if is_sampled(d, config.paths.samples)]
 
 
-def score_day(ds: date, config: Config) -> dict:
+def score_day(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> dict:
     """Score ``ds``'s sample with the model valid on it and replace the day's ``ranker_daily``
-    and ``shap_daily`` (its attribution per feature and segment, :mod:`feco.ranker.attribution`).
+    and ``shap_daily`` (its attribution per feature and segment, :mod:`feco.ranker.attribution`)
+    through ``conn``, inside the caller's transaction when there is one (``feco.tasks.publish``).
 
     Without a model valid on ``ds`` nothing is scored (the day's rows are cleared) and the
     run goes on: alert severity then uses the coverage drop alone.
@@ -104,20 +106,20 @@ def score_day(ds: date, config: Config) -> dict:
     --------
     With the demo's config, samples and reference model (not run as a doctest)::
 
-        score_day(date(2026, 3, 20), load_config("configs/feco.toml"))
+        with open_configured(config) as conn:
+            score_day(conn, date(2026, 3, 20), config=load_config("configs/feco.toml"))
         # {'ds': '2026-03-20', 'model': '2026-03-16-5f0c2a9e', 'ndcg8': 0.43, 'queries_evaluated': 812}
     """
-    with open_configured(config) as conn:
-        model = current_model(conn, ds)
-        if model is None:
-            store_daily(conn, ds, pl.DataFrame(schema=DAILY_SCHEMA), pl.DataFrame(schema=SHAP_DAILY_SCHEMA))
-            return {"ds": ds.isoformat(), "model": None}
-        frame = events_frame([ds], config, labelled=True)
-        ranker = load_model(Path(model["artifact"]))
-        scores = daily_scores(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.ranker.segments)
-        shap = daily_shap(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.segments.names(),
-                          rows=config.ranker.shap_rows, seed=config.ranker.seed)
-        store_daily(conn, ds, scores, shap)
+    model = current_model(conn, ds)
+    if model is None:
+        store_daily(conn, ds, pl.DataFrame(schema=DAILY_SCHEMA), pl.DataFrame(schema=SHAP_DAILY_SCHEMA))
+        return {"ds": ds.isoformat(), "model": None}
+    frame = events_frame([ds], config, labelled=True)
+    ranker = load_model(Path(model["artifact"]))
+    scores = daily_scores(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.ranker.segments)
+    shap = daily_shap(frame, ranker, ds=ds, run_id=model["run_id"], segments=config.segments.names(),
+                      rows=config.ranker.shap_rows, seed=config.ranker.seed)
+    store_daily(conn, ds, scores, shap)
     overall = scores.row(by_predicate=pl.col("segment_dim") == "all", named=True)
     evaluated = overall["queries_evaluated"]
     return {"ds": ds.isoformat(), "model": model["version"], "queries_evaluated": evaluated,

@@ -24,8 +24,7 @@ from logbuilder import FEATURES, make_events, write_config_file, write_logs
 DAY = date(2026, 1, 5)
 # task id -> the feco.tasks function it calls
 STEPS = {"wait_for_logs": "check_logs", "sample": "sample", "sample_reference": "sample_reference",
-         "coverage": "compute_coverage", "publish": "publish", "score": "score", "detect": "detect", "notify": "notify",
-         "report": "report"}
+         "coverage": "compute_coverage", "publish": "publish", "notify": "notify", "report": "report"}
 ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an incident each, even on day one
 
 

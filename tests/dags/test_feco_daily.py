@@ -58,9 +58,8 @@ def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
     """)
     facts = json.loads(out)
     assert facts["errors"] == {}
-    assert facts["tasks"][:7] == ["wait_for_logs", "sample", "sample_reference", "coverage", "publish", "score",
-                                  "detect"]
-    assert sorted(facts["tasks"][7:]) == ["notify", "report"]
+    assert facts["tasks"][:5] == ["wait_for_logs", "sample", "sample_reference", "coverage", "publish"]
+    assert sorted(facts["tasks"][5:]) == ["notify", "report"]
     assert facts["max_active_runs"] == 1
     assert min(facts["retries"]) >= 1
     assert facts["tags"] == ["feco"]

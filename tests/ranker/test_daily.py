@@ -107,10 +107,10 @@ def test_unimportant_feature_incident_alerts_low_and_leaves_ndcg(pipeline):
     assert alert["importance"] < 0.01 and TIERS.index(alert["severity"]) < TIERS.index("critical")
 
 
-def test_scoring_a_day_twice_leaves_the_same_rows(pipeline):
+def test_publishing_a_day_twice_leaves_the_same_scores(pipeline):
     config, _ = pipeline
     before = query(config, "SELECT * FROM ranker_daily ORDER BY ALL")
-    tasks.score(IMPORTANT, config)
+    tasks.publish(IMPORTANT, config)
     assert query(config, "SELECT * FROM ranker_daily ORDER BY ALL").equals(before)
     assert set(before.filter(pl.col("ds") == IMPORTANT)["segment_dim"]) == {"all", "region"}
 

@@ -1,0 +1,97 @@
+"""A day's coverage, scores, alerts and incidents are one: a rerun killed at any point leaves
+the previous run's day or the complete new one, never new coverage beside old alerts.
+
+The two runs differ (another sample size, so other rows, alerts and incident figures), and a
+run is SIGKILLed at random points in many rounds; after each kill every table of the day
+equals one run's, whole. The run after the last kill repairs the day.
+"""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from datetime import date
+
+import duckdb
+import pytest
+
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
+
+DAY = date(2026, 4, 6)
+ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an alert each, with the day's rows
+ROUNDS = 16
+DAY_TABLES = {
+    "runs": "SELECT * EXCLUDE (published_at) FROM runs",
+    "sample_windows": "SELECT * FROM sample_windows",
+    "coverage_states": "SELECT * FROM coverage_states",
+    "feature_status": "SELECT * FROM feature_status",
+    "alerts": "SELECT * FROM alerts",
+    "incidents": "SELECT * FROM incidents",
+    "incident_costs": "SELECT * FROM incident_costs",
+}
+
+
+def write_configs(folder) -> dict[str, str]:
+    """Two configs over the same logs and warehouse, taking 100 or 200 of the ~270 events a window."""
+    paths = {}
+    for name, events in (("small", 100), ("large", 200)):
+        (folder / name).mkdir()
+        path = write_config_file(folder / name, features=FEATURES + ABSENT, events_per_window=events)
+        text = path.read_text().replace('"logs"', '"../logs"').replace('"samples"', '"../samples"') \
+            .replace('"feco.duckdb"', '"../feco.duckdb"')
+        path.write_text(text)
+        paths[name] = str(path)
+    return paths
+
+
+def run(config: str) -> list:
+    return [sys.executable, "-m", "feco", "run", "--ds", str(DAY), "--config", config]
+
+
+def day_state(folder) -> dict[str, list]:
+    with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
+        return {table: conn.sql(sql + " ORDER BY ALL").fetchall() for table, sql in DAY_TABLES.items()}
+
+
+def alerts_agree_with_coverage(folder) -> bool:
+    """Every stored alert that counts rows counts those of its segment in the published coverage."""
+    with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
+        return conn.sql("""
+            SELECT count(*) FROM alerts a
+            LEFT JOIN (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily GROUP BY ALL) d
+                USING (ds, segment_dim, segment_value)
+            WHERE a.n_rows IS NOT NULL AND a.n_rows IS DISTINCT FROM d.n_rows""").fetchall() == [(0,)]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    write_logs(tmp_path / "logs", make_events(DAY, events=40_000, seed=3, rows_per_event=8))
+    return tmp_path
+
+
+def test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_repairs(folder):
+    configs = write_configs(folder)
+    runs = {}
+    for name in ("small", "large"):  # each run's day, as a clean run writes it
+        started = time.monotonic()
+        assert subprocess.run(run(configs[name]), capture_output=True).returncode == 0
+        runs[name] = (day_state(folder), time.monotonic() - started)
+    assert runs["small"][0]["alerts"] and runs["small"][0]["alerts"] != runs["large"][0]["alerts"]
+
+    current, chance = "large", random.Random(34)
+    for _ in range(ROUNDS):
+        other = "small" if current == "large" else "large"
+        process = subprocess.Popen(run(configs[other]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(runs[other][1] * chance.uniform(0.3, 1.1))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        state = day_state(folder)
+        assert state in (runs["small"][0], runs["large"][0]), "a day mixing two runs"
+        assert alerts_agree_with_coverage(folder)
+        current = "small" if state == runs["small"][0] else "large"
+
+    assert subprocess.run(run(configs["large"]), capture_output=True).returncode == 0
+    assert day_state(folder) == runs["large"][0]
+    assert not any(name.endswith(".tmp") for name in os.listdir(folder / "samples"))
