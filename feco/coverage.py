@@ -258,8 +258,8 @@ def query_bands_query(columns: list[str], *, config: Config, quote, kept: bool =
 def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
                  band_history: pl.DataFrame | None = None) -> pl.DataFrame:
     """Each of ``rows``' segment values, as coverage counts them that day: ``product_group``,
-    ``region``, ``query_band``, ``product_age``, ``age_band`` ('unknown' where a value is NULL or its
-    dimension is not configured), one row per input row, in order.
+    ``region``, ``query_band``, ``product_age``, ``age_band`` (NFC-normalised; 'unknown' where a value
+    is NULL or its dimension is not configured), one row per input row, in order.
 
     ``rows`` are sampled rows with the team's column names; ``band_history`` as for
     :func:`compute_states` (the bands take the day's events and those of the days before).

@@ -11,13 +11,15 @@ counts. One count for four values, where a count a value took most of the time.
 
 Same counts as the SQL, by construction (``tests/test_coverage.py`` compares them): NULL and
 NaN are missing, a value is compared to its threshold as a double (DuckDB casts a FLOAT
-column to DOUBLE against a DOUBLE parameter), NULL segment values read 'unknown', query
-bands come from ``sql/coverage/query_bands.sql`` itself.
+column to DOUBLE against a DOUBLE parameter), NULL segment values read 'unknown', segment
+values are NFC-normalised (the distinct values of a batch, then the codes of values that
+become one merged), query bands come from ``sql/coverage/query_bands.sql`` itself.
 """
 
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -225,12 +227,15 @@ def _window_dimension(column: pa.Array) -> _Dimension:
 
 
 def _value_dimension(column: pa.Array | None) -> _Dimension:
-    """The column's distinct values, NULL last (read 'unknown')."""
+    """The column's distinct values NFC-normalised, NULL read 'unknown': the codes of values
+    that normalise alike (a composed and a decomposed 'Österreich') look up one label."""
     if column is None:
         return UNKNOWN_ONLY
     encoded = _dictionary(column)
-    values = [UNKNOWN if value is None else value for value in encoded.dictionary.to_pylist()]
-    return _Dimension(_indices(encoded), np.arange(len(values) + 1), np.array([*values, UNKNOWN], dtype=object))
+    values = [UNKNOWN if value is None else unicodedata.normalize("NFC", value)
+              for value in encoded.dictionary.to_pylist()]
+    labels, lookup = np.unique(np.array([*values, UNKNOWN], dtype=object), return_inverse=True)
+    return _Dimension(_indices(encoded), lookup.astype(np.int64), labels)
 
 
 def _band_dimension(column: pa.Array | None, segments: Segments) -> _Dimension:

@@ -149,3 +149,49 @@ def test_a_warehouse_that_is_a_folder_is_one_line_and_leaves_nothing(tmp_path, c
     assert err.strip() == (f"feco: error: the warehouse {tmp_path}/samples is a folder: [paths] warehouse must "
                            f"name a DuckDB file, such as {tmp_path}/samples/feco.duckdb")
     assert sorted(tmp_path.rglob("*")) == before  # no lock, no sample, no owner file
+
+
+HOSTILE_TEXT = "DE\x1b[2J\x1b]0;pwned\x07\r\n\x7f\x9b31m\u202eevil"
+
+
+@pytest.mark.parametrize("output_format", ["table", "csv", "json"])
+def test_printed_values_cannot_drive_the_terminal(output_format, capsys):
+    # What `feco query`, `feco alerts` and `feco drops` print: a value from the logs in a text
+    # column, a list, a categorical and a column's name (a PIVOT names columns after values).
+    import unicodedata
+
+    import polars as pl
+
+    from feco.cli.options import print_frame
+
+    frame = pl.DataFrame({"segment_value": [HOSTILE_TEXT, "Zürich"], "features": [[HOSTILE_TEXT], []],
+                          HOSTILE_TEXT: ["c", "d"]}).with_columns(pl.col("segment_value").cast(pl.Categorical)
+                                                                 .alias("category"))
+    print_frame(frame, output_format)
+    out = capsys.readouterr().out
+    shown = [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")]
+    assert shown == []
+    assert ("\\u001b[2J" if output_format == "json" else "DE\\x1b[2J\\x1b]0;pwned\\x07") in out
+    assert "Zürich" in out or "Z\\u00fcrich" in out
+    if output_format == "json":
+        assert json.loads(out)[0]["segment_value"] == HOSTILE_TEXT  # JSON's own escapes, read back whole
+
+
+def test_alerts_text_lines_cannot_drive_the_terminal(capsys):
+    # `feco alerts` (text): each incident's two lines and its alerts' lines, one line each.
+    import unicodedata
+
+    import polars as pl
+
+    from feco.cli.pipeline import _print_incidents
+
+    incident = {"incident_id": "i1", "severity": "critical", "feature": "f_dense", "segment_dim": "region",
+                "segment_value": HOSTILE_TEXT, "status": "open", "opened_ds": date(2026, 3, 1),
+                "last_ds": date(2026, 3, 2), "alerts": 1, "paged": True, "source": None, "features": None,
+                "detail": f"f_dense in region={HOSTILE_TEXT}: coverage 10.0% vs 50.0%"}
+    alert = {"incident_id": "i1", "ds": date(2026, 3, 2), "severity": "critical", "rule": "drop",
+             "detail": incident["detail"]}
+    _print_incidents(pl.DataFrame([incident]), pl.DataFrame([alert]))
+    out = capsys.readouterr().out
+    assert [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")] == []
+    assert len(out.splitlines()) == 3 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out

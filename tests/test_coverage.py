@@ -15,6 +15,7 @@ from feco.sampling import SampleFiles
 from logbuilder import make_config, make_events
 
 DAY = date(2026, 3, 2)
+COMPOSED, DECOMPOSED = "\u00d6sterreich", "O\u0308sterreich"  # look alike: NFC makes the second the first
 
 
 def sample_frame(values: dict[str, list], **columns) -> pl.DataFrame:
@@ -303,7 +304,7 @@ def test_compiled_counts_are_the_sql_counts_on_hostile_values(tmp_path, monkeypa
 
 @settings(max_examples=25, deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.floats(width=32)), min_size=1, max_size=40),
-       groups=st.lists(st.sampled_from(["a", "b", None]), min_size=40, max_size=40),
+       groups=st.lists(st.sampled_from(["a", "b", None, COMPOSED, DECOMPOSED]), min_size=40, max_size=40),
        windows=st.lists(st.integers(0, 7), min_size=40, max_size=40),
        dimensions=st.sampled_from([[], ["region"], ["product_group", "query_band", "product_age"], ["age_band"]]))
 def test_compiled_counts_are_the_sql_counts(tmp_path_factory, values, groups, windows, dimensions):
@@ -333,3 +334,22 @@ def test_segment_columns_of_other_types_are_counted_by_the_sql(tmp_path):
     compiled, plain = _counted_both_ways(frame, config)
     assert_frame_equal(compiled, plain)
     assert set(compiled.filter(segment_dim="region")["segment_value"]) == {"7", "8"}
+
+
+def test_composed_and_decomposed_segment_values_are_one_segment(tmp_path):
+    # Counted from a frame and from Parquet files (their dictionaries per row group), by the
+    # compiled counts and the SQL; the ranker labels rows by segment_rows, as coverage counts them.
+    config = make_config(tmp_path, segments={"crosses": [["region", "product_group"]]})
+    n = 30
+    frame = sample_frame({"f_dense": [1.0] * n}, region=[COMPOSED if i % 2 else DECOMPOSED for i in range(n)],
+                         product_group=[DECOMPOSED if i % 3 else "unknown" for i in range(n)])
+    compiled, plain = _counted_both_ways(frame, config)
+    assert_frame_equal(compiled, plain)
+    assert segment_rows(compiled, "region") == {COMPOSED: n}
+    assert segment_rows(compiled, "region x product_group") == {f"{COMPOSED} x {COMPOSED}": 20,
+                                                                f"{COMPOSED} x unknown": 10}
+    from_files = _counted_both_ways(_sample_files(tmp_path / "sample", frame), config)
+    assert_frame_equal(from_files[0], plain)
+    assert_frame_equal(from_files[1], plain)
+    labels = coverage.segment_rows(frame, ds=DAY, config=config)
+    assert set(labels["region"]) == {COMPOSED} and set(labels["product_group"]) == {COMPOSED, "unknown"}

@@ -13,7 +13,10 @@ No service can hold a run: each request has one overall deadline (connect, send 
 together, not per socket read) and the run's whole delivery another. Messages go one after
 another, in order (an incident's opening before its resolution). URLs and keys are secrets:
 they come from the environment or the caller, only http(s) is accepted, and no part of them
-appears in a stored error or any output.
+appears in a stored error or any output. Segment values and feature names in a message come
+from the logs: each channel escapes them for where they are read (the log line's control
+characters as escapes, Slack's mrkdwn in Slack and the Slack-compatible webhook's text, a shell
+for the suggested command).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from feco.alerts.channels import Message, pagerduty, slack
 from feco.alerts.channels.http import DeliveryFailed, NotSent, Rejected, post_json, read_secret_url
 from feco.alerts.incidents import describe_place
 from feco.alerts.severity import SEVERITY_NAME
+from feco.cli.options import visible
 from feco.config import Notify
 from feco.warehouse import named_query
 
@@ -150,13 +154,15 @@ def read_webhook_url(settings: Notify, override: str | None = None) -> str | Non
 def _channels(settings: Notify, secrets: dict[str, str | None], echo, deadline: float) -> dict[str, Channel]:
     """The configured channels; one whose secret is missing still runs, and records why it failed."""
     timeout = settings.timeout_seconds
-    channels = {"log": Channel(lambda message: echo(message.text))}
+    # read in a terminal or a task log: a plain line's text may quote anything (an error's)
+    channels = {"log": Channel(lambda message: echo("\n".join(map(visible, message.text.split("\n")))))}
     if settings.jsonl is not None:
         channels["jsonl"] = Channel(lambda message: _append_jsonl(settings.jsonl, message.record))
     url = read_webhook_url(settings, secrets.get("webhook"))
     if url:
+        # Slack-compatible: its "text" is mrkdwn where it lands in Slack; "feco" keeps the values as they are
         channels["webhook"] = Channel(lambda message: post_json(
-            url, {"text": message.text} | ({"feco": message.attachment} if message.attachment else {}),
+            url, {"text": slack.escape(message.text)} | ({"feco": message.attachment} if message.attachment else {}),
             deadline=deadline, timeout=timeout))
     if settings.pagerduty is not None:
         key = (secrets.get("pagerduty") or _environment(settings.pagerduty.routing_key_env) or "").strip() or None
@@ -232,23 +238,24 @@ def _single(row: dict, report: str | None) -> tuple[list[str], Message]:
 
 
 def page_text(row: dict) -> str:
-    """One line: the day, the severity, what happened to which incident."""
+    """One line: the day, the severity, what happened to which incident (a control character
+    of a value from the logs, a line break too, written as an escape)."""
     # what is paged: the headline's severity for an opening or escalation, the peak at the end
     severity = row["severity"] if row["event"] == "resolved" else SEVERITY_NAME[row["paged_rank"]]
     mark = SEVERITY_MARK.get(severity, severity)
     event = f"incident {row['event']}" + (f" (open since {row['opened_ds']})" if row["event"] == "escalated" else "")
-    return f"{row['ds']} {mark} {event}: {row['detail']}"
+    return visible(f"{row['ds']} {mark} {event}: {row['detail']}")
 
 
 def digest_text(rows: list[dict], report: str | None) -> str:
-    """Counts by severity, the top incidents, where the report is."""
+    """Counts by severity, the top incidents (a line each, as :func:`page_text`), where the report is."""
     incidents = _latest_per_incident(rows)
     counts = ", ".join(f"{n} {severity}" for severity, n in _severity_counts(incidents))
     lines = [f"feco digest: {len(rows)} incident messages from {rows[0]['ds']} to {rows[-1]['ds']}, "
              f"{len(incidents)} incidents ({counts})"]
     top = sorted(incidents, key=lambda r: (-r["severity_rank"], -r["rows_lost"], r["feature"] or ""))
-    lines += [f"  {SEVERITY_MARK.get(r['severity'], r['severity'])} {describe_place(r)}: {r['status']}, "
-              f"opened {r['opened_ds']}" for r in top[:TOP_IN_DIGEST]]
+    lines += [visible(f"  {SEVERITY_MARK.get(r['severity'], r['severity'])} {describe_place(r)}: {r['status']}, "
+                      f"opened {r['opened_ds']}") for r in top[:TOP_IN_DIGEST]]
     if len(top) > TOP_IN_DIGEST:
         lines.append(f"  and {len(top) - TOP_IN_DIGEST} more (feco alerts)")
     if report:

@@ -1,4 +1,9 @@
-"""Options and output shared by the command groups."""
+"""Options and output shared by the command groups.
+
+Values printed come from the logs (segment values, feature names): their control characters
+are printed as escapes (``visible``), so a value cannot clear the terminal, retitle its
+window or hide what follows it.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,12 @@ from decimal import Decimal
 FORMATS = ("table", "csv", "json")
 FORMAT_HELP = ("table (aligned columns), csv (nested values as JSON text) or json (one object "
                "per row; NaN and infinity become null)")
+# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and isolates (they
+# reorder what a terminal shows), each printed as the escape Python would write for it.
+INVISIBLE = [(0x00, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069)]  # first and last of each range
+ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+           for first, last in INVISIBLE for code in range(first, last + 1)} | {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+INVISIBLE_PATTERN = "[" + "".join(f"\\x{{{first:x}}}-\\x{{{last:x}}}" for first, last in INVISIBLE) + "]"
 
 
 def config_option(parser: argparse.ArgumentParser) -> None:
@@ -33,21 +44,51 @@ def date_argument(text: str) -> date:
 
 
 def print_frame(frame, output_format: str) -> None:
-    """Print a polars frame as an aligned table, CSV or JSON records."""
+    """Print a polars frame as an aligned table, CSV or JSON records; control characters in
+    its text are printed as escapes (JSON's own, in JSON)."""
     import polars as pl
 
-    if output_format == "csv":
-        nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
-        sys.stdout.write(frame.with_columns(
-            pl.Series(name, [None if v is None else to_json(v) for v in frame[name].to_list()],
-                      dtype=pl.String)
-            for name in nested).write_csv())
-    elif output_format == "json":
+    if output_format == "json":
         print(to_json(frame.to_dicts(), indent=1))
+        return
+    shown = _as_text(frame)
+    if output_format == "csv":
+        sys.stdout.write(shown.write_csv())
     else:
         with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
                        tbl_hide_column_data_types=True, tbl_width_chars=200):
-            print(frame)
+            print(shown)
+
+
+def visible(text: str) -> str:
+    r"""``text`` with its control characters written as escapes: safe to print to a terminal.
+
+    Examples
+    --------
+    >>> visible("DE\x1b[2J\x1b]0;pwned\x07 tab\there")
+    'DE\\x1b[2J\\x1b]0;pwned\\x07 tab\\there'
+    >>> visible("Zürich 東京")
+    'Zürich 東京'
+    """
+    return text.translate(ESCAPES)
+
+
+def _as_text(frame):
+    """The frame as table and CSV print it: nested values as JSON text, and every text (the
+    column names too: a PIVOT names columns after values) made ``visible``."""
+    import polars as pl
+
+    columns = []
+    for name, dtype in frame.schema.items():
+        if dtype.is_nested():
+            columns.append(pl.Series(name, [None if v is None else to_json(v) for v in frame[name].to_list()],
+                                     dtype=pl.String))
+        elif dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+            text = frame[name].cast(pl.String)
+            if text.str.contains(INVISIBLE_PATTERN).any():  # most columns have none: left to polars
+                text = pl.Series(name, [None if v is None else visible(v) for v in text.to_list()], dtype=pl.String)
+            columns.append(text)
+    return frame.with_columns(columns).rename(visible)
 
 
 def to_json(value, *, indent: int | None = None) -> str:

@@ -16,6 +16,7 @@ from feco.cli.options import (
     format_option,
     print_frame,
     to_json,
+    visible,
 )
 from feco.errors import DataError, FecoError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
@@ -186,7 +187,7 @@ def _backfill(args: argparse.Namespace) -> int:
         except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
             failed.append(ds)
             reason = error if isinstance(error, FecoError) else f"{type(error).__name__}: {error}"
-            print(f"{prefix} FAILED: {reason}", file=sys.stderr, flush=True)
+            print(visible(f"{prefix} FAILED: {reason}"), file=sys.stderr, flush=True)
             if args.fail_fast:
                 break
             continue
@@ -343,12 +344,12 @@ def _print_incidents(incidents, attached) -> None:
 
     for row in incidents.iter_rows(named=True):
         span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
-        print(f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {describe_place(row)}: {row['status']}, "
-              f"{span} ({row['alerts']} alerts{'' if row['paged'] else ', not paged'})")
-        print(f"    {row['detail']}")
+        print(visible(f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {describe_place(row)}: {row['status']}, "
+                      f"{span} ({row['alerts']} alerts{'' if row['paged'] else ', not paged'})"))
+        print(visible(f"    {row['detail']}"))
         if attached is not None:
             for alert in attached.filter(incident_id=row["incident_id"]).iter_rows(named=True):
-                print(f"      {alert['ds']} {alert['severity']} {alert['rule']}: {alert['detail']}")
+                print(visible(f"      {alert['ds']} {alert['severity']} {alert['rule']}: {alert['detail']}"))
 
 
 def _drops(args: argparse.Namespace) -> int:

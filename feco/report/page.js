@@ -44,8 +44,15 @@ function segmentsOf(dim) {
   return CUBE.segments.map((segment, s) => ({ value: segment[1], s })).filter((_, s) => CUBE.segments[s][0] === dim);
 }
 
+// Text from the logs as a Plotly label shows it: labels read a subset of HTML (<a href>, <br>)
+// and entities, hover templates read %{...}; written as entities, a value shows as it is.
+function plain(text) {
+  return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/%/g, "&#37;");
+}
+
+// A segment as a Plotly label.
 function describe(dim, value) {
-  return dim === "all" ? "all traffic" : `${dim}: ${value}`;  // as build.segment_label
+  return plain(dim === "all" ? "all traffic" : `${dim}: ${value}`);  // as build.segment_label
 }
 
 function fill(select, options, chosen) {
@@ -75,8 +82,8 @@ function drawTrend() {
   const value = trend.value.value;
   const s = SEGMENT.get(dim + "\u0000" + value);
   const traces = segmentsOf(dim).filter((seg) => seg.s !== s).map((seg, k) => ({
-    x: DAYS, y: readable(f, seg.s), name: `other ${dim} values`, legendgroup: "siblings", showlegend: k === 0,
-    mode: "lines", line: { color: "#c4c4c4", width: 1 }, hovertemplate: `${seg.value} %{y:.2f}%<extra></extra>`,
+    x: DAYS, y: readable(f, seg.s), name: `other ${plain(dim)} values`, legendgroup: "siblings", showlegend: k === 0,
+    mode: "lines", line: { color: "#c4c4c4", width: 1 }, hovertemplate: `${plain(seg.value)} %{y:.2f}%<extra></extra>`,
   }));
   traces.push(
     { x: DAYS, y: share("lower", f, s), name: "alert below (drop rule)", mode: "lines",
@@ -107,7 +114,7 @@ function drawTrend() {
       hovertemplate: "%{customdata}<extra></extra>",
     });
   }
-  const title = `${trend.feature.value} in ${describe(dim, value)}: ${marks.length} alert day${marks.length === 1 ? "" : "s"}`;
+  const title = `${plain(trend.feature.value)} in ${describe(dim, value)}: ${marks.length} alert day${marks.length === 1 ? "" : "s"}`;
   Plotly.react("trend-chart", traces, layout(title, "coverage (%)"), PLOT);
 }
 
@@ -148,14 +155,14 @@ function drawHeatmap() {
     return `${describe(...CUBE.segments[s])}: ${pct("coverage")}, expected ${pct("expected")}, alert below ${pct("lower")}`;
   }));
   const trace = {
-    type: "heatmap", x: DAYS, y: CUBE.features, z: grid.z, customdata: text, zmin: -3, zmax: 3, xgap: 1, ygap: 1,
+    type: "heatmap", x: DAYS, y: CUBE.features.map(plain), z: grid.z, customdata: text, zmin: -3, zmax: 3, xgap: 1, ygap: 1,
     colorscale: [[0, "#67001f"], [1 / 3, "#d6604d"], [0.5, "#f7f7f7"], [2 / 3, "#92c5de"], [1, "#2166ac"]],
     colorbar: { title: { text: "margins from<br>expected" }, tickvals: [-3, -1, 0, 1, 3], ticktext: ["≤ −3", "−1: alert line", "0", "1", "≥ 3"] },
     hovertemplate: "%{y}, %{x}<br>%{customdata}<br>%{z} margins<extra></extra>",
   };
   const height = Math.max(320, 120 + 16 * CUBE.features.length);
   Plotly.react("heatmap-chart", [trace], {
-    title: { text: `Coverage against the drop rule's expectation, worst ${dim} value per cell`, font: { size: 15 } },
+    title: { text: `Coverage against the drop rule's expectation, worst ${plain(dim)} value per cell`, font: { size: 15 } },
     margin: { t: 48, r: 20, b: 40, l: 170 }, height, yaxis: { autorange: "reversed", tickfont: { size: 10 } },
     xaxis: { type: "date" },
   }, PLOT);
@@ -164,7 +171,7 @@ function drawHeatmap() {
 function heatmapClick(event) {
   const point = event.points[0];
   const s = DATA.heatmap[$("heatmap-dim").value].segment[point.pointIndex[0]][point.pointIndex[1]];
-  if (s !== null) location.hash = trendLink(point.y, ...CUBE.segments[s]);
+  if (s !== null) location.hash = trendLink(CUBE.features[point.pointIndex[0]], ...CUBE.segments[s]);
 }
 
 // --- cold start: new versus established products, and regions (one launched later) --------
@@ -173,8 +180,9 @@ function segmentLines(f, dim) {
   return segmentsOf(dim).map((seg) => {
     const y = readable(f, seg.s);
     const first = y.findIndex((v) => v !== null);
-    const name = first > 0 ? `${seg.value} (from ${DAYS[first].slice(5)})` : seg.value;
-    return { x: DAYS, y, name, mode: "lines", line: { width: 2 }, hovertemplate: `${seg.value} %{y:.2f}%<extra></extra>` };
+    const value = plain(seg.value);
+    const name = first > 0 ? `${value} (from ${DAYS[first].slice(5)})` : value;
+    return { x: DAYS, y, name, mode: "lines", line: { width: 2 }, hovertemplate: `${value} %{y:.2f}%<extra></extra>` };
   });
 }
 
@@ -183,10 +191,10 @@ function drawColdStart() {
   const f = FEATURE.get(feature);
   if (DIMS.includes("product_age")) {
     Plotly.react("cold-age-chart", segmentLines(f, "product_age"),
-      layout(`${feature}: new (first seen < 30 days) and established products`, "coverage (%)"), PLOT);
+      layout(`${plain(feature)}: new (first seen < 30 days) and established products`, "coverage (%)"), PLOT);
   }
   if (DIMS.includes("region")) {
-    Plotly.react("cold-region-chart", segmentLines(f, "region"), layout(`${feature} per region`, "coverage (%)"), PLOT);
+    Plotly.react("cold-region-chart", segmentLines(f, "region"), layout(`${plain(feature)} per region`, "coverage (%)"), PLOT);
   }
 }
 
@@ -208,7 +216,7 @@ function drawNdcg() {
     line.y.push(row[metric]);
     line.customdata.push(`${row.queries_evaluated.toLocaleString()} queries`);
   }
-  Plotly.react("ndcg-chart", [...lines.values()], layout(`Daily ${name} of the reference ranker per ${dim}`, name), PLOT);
+  Plotly.react("ndcg-chart", [...lines.values()], layout(`Daily ${name} of the reference ranker per ${plain(dim)}`, name), PLOT);
 }
 
 // The chosen feature's daily share of attribution in the chosen segment, beside its coverage there.
@@ -229,7 +237,7 @@ function drawShap() {
     { x: DAYS, y: share("coverage", f, s), name: `coverage, ${where}`, yaxis: "y2", mode: "lines+markers",
       line: { color: "#111", width: 1.5, dash: "dash" }, hovertemplate: "coverage %{y:.2f}%<extra></extra>" },
   ];
-  Plotly.react("shap-chart", traces, layout(`${shap.feature.value} in ${where}: attribution and coverage`,
+  Plotly.react("shap-chart", traces, layout(`${plain(shap.feature.value)} in ${where}: attribution and coverage`,
     "share of mean |SHAP| (%)", { yaxis2: { title: { text: "coverage (%)" }, overlaying: "y", side: "right" },
       margin: { t: 48, r: 70, b: 40, l: 60 } }), PLOT);
 }
@@ -244,8 +252,8 @@ function drawGrid() {
   const mode = $("grid-mode").value;
   const lines = new Map();
   for (const row of DATA.grid.filter((r) => r.mode === mode)) {
-    if (!lines.has(row.feature)) lines.set(row.feature, { x: [], y: [], name: row.feature, mode: "lines+markers",
-      hovertemplate: `${row.feature}: %{x:.0f}% removed, ΔNDCG@8 %{y:.4f}<extra></extra>` });
+    if (!lines.has(row.feature)) lines.set(row.feature, { x: [], y: [], name: plain(row.feature), mode: "lines+markers",
+      hovertemplate: `${plain(row.feature)}: %{x:.0f}% removed, ΔNDCG@8 %{y:.4f}<extra></extra>` });
     lines.get(row.feature).x.push(100 * row.reduction);
     lines.get(row.feature).y.push(row.d_ndcg8);
   }

@@ -54,9 +54,7 @@ def render_page(sections: list[Section], payload: dict, *, title: str, subtitle:
     """The whole page: heading, links to each section, the sections, then the scripts."""
     links = " ".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections)
     body = "\n".join(s.html() for s in sections)
-    # JSON inside <script> ends at the first "</": escaping it keeps a hostile name from
-    # closing the tag; JSON.parse reads "<\/" as "</".
-    data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    data = script_json(payload)
     style = ASSETS.joinpath("page.css").read_text(encoding="utf-8")
     script = ASSETS.joinpath("page.js").read_text(encoding="utf-8")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -66,6 +64,21 @@ def render_page(sections: list[Section], payload: dict, *, title: str, subtitle:
             f"<script>{plotly_js}</script>\n"
             f'<script type="application/json" id="feco-data">{data}</script>\n'
             f"<script>{script}</script>\n</body></html>\n")
+
+
+def script_json(payload) -> str:
+    r"""``payload`` as JSON text safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` are
+    written as ``\u003c``, ``\u003e`` and ``\u0026`` (JSON.parse reads them back), so no value
+    can end the element (``</script>``) or open a comment (``<!--``) that swallows the page's
+    own script.
+
+    Examples
+    --------
+    >>> script_json({"segment_value": "<!--<script>"})
+    '{"segment_value":"\\u003c!--\\u003cscript\\u003e"}'
+    """
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def html_table(frame: pl.DataFrame, *, formats: dict[str, str] | None = None,

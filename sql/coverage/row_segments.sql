@@ -13,7 +13,8 @@
 -- first: the age_bands placeholder is filled by feco.coverage with the CASE that names
 -- each band).
 -- Output: the canonical columns, then product_group, region, query_band, product_age,
--- age_band (NULL segment values read 'unknown').
+-- age_band (NULL segment values read 'unknown'; the values read are NFC-normalised, so a
+-- composed and a decomposed 'Österreich' are one segment, as feco.coverage_kernel counts them).
 WITH sample AS (
     SELECT {canonical_columns}
     FROM sample_rows
@@ -22,8 +23,8 @@ bands AS (
     {query_bands}
 )
 SELECT sample.*,
-       coalesce(CAST(sample.raw_product_group AS STRING), 'unknown') AS product_group,
-       coalesce(CAST(sample.raw_region AS STRING), 'unknown') AS region,
+       coalesce(nfc_normalize(CAST(sample.raw_product_group AS STRING)), 'unknown') AS product_group,
+       coalesce(nfc_normalize(CAST(sample.raw_region AS STRING)), 'unknown') AS region,
        coalesce(bands.band, 'unknown') AS query_band,
        CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown'
             WHEN CAST(sample.raw_first_seen AS DATE) > $new_since THEN 'new'

@@ -2,6 +2,7 @@
 service's documented schema and answer as the service does (tests/services.py)."""
 
 import json
+import shlex
 import time
 from datetime import date
 
@@ -130,7 +131,9 @@ def test_slack_gets_a_formatted_message_with_segment_figures_report_and_sql(conf
     assert header["text"]["text"] == ":red_circle: CRITICAL: incident opened · f_sparse in region=DE"
     assert "f_sparse" in detail["text"]["text"] and "%" in detail["text"]["text"]  # the figures
     assert {"*Segment*\nregion=DE", "*Severity*\ncritical"} <= {f["text"] for f in fields["fields"]}
-    assert "feco query \"SELECT ds, feature" in sql["text"]["text"] and "segment_value = 'DE'" in sql["text"]["text"]
+    command = shlex.split(sql["text"]["text"].split("```")[1])
+    assert command[:2] == ["feco", "query"] and command[2].startswith("SELECT ds, feature")
+    assert "segment_value = 'DE'" in command[2]
     assert link["elements"][0]["text"] == ("<https://feco.example.com/report/index.html#trend/f_sparse/region/DE|"
                                            "Open the report at this trend>")
     assert resolved["blocks"][0]["text"]["text"].startswith(":red_circle: CRITICAL: incident resolved")
@@ -182,7 +185,9 @@ def test_a_source_outage_reads_well_in_slack_and_keys_one_pagerduty_alert(event)
     features = next(b for b in blocks if "failed together" in b.get("text", {}).get("text", ""))
     assert features["text"]["text"] == ("*engagement*: 3 features failed together: `eng_ctr_7d`, `eng_ctr_30d`, "
                                         "`eng_views_7d`")
-    assert "feature IN ('eng_ctr_7d', 'eng_ctr_30d', 'eng_views_7d')" in json.dumps(blocks)
+    sql = shlex.split(next(b for b in blocks if "Look further" in b.get("text", {}).get("text", ""))
+                      ["text"]["text"].split("```")[1])[2]
+    assert "feature IN ('eng_ctr_7d', 'eng_ctr_30d', 'eng_views_7d')" in sql
     paged = pagerduty.event(message, routing_key=ROUTING_KEY, source="feco")
     assert pagerduty_errors(paged) == []
     assert paged["dedup_key"] == "inc-engagement-DE"
@@ -214,3 +219,119 @@ def test_a_plain_line_reaches_pagerduty_and_slack_as_well(monkeypatch):
     assert paged.received[0]["event_action"] == "trigger" and "dedup_key" not in paged.received[0]
     assert chat.received == [{"text": "feco: feco_daily.sample failed for 2026-11-20 (try 3)"}]
     assert time.monotonic() - started < settings.timeout_seconds
+
+
+# Values a tester put in the logs: a mention, a link that spoofs feco's own, markup, and a
+# command substitution for whoever pastes the suggested command into a shell.
+MENTION, SPOOF, MARKUP = "<!channel>", "<https://evil.example/login|Open the report>", "tv & <audio>"
+SHELL = "$(touch pwned) `touch pwned2` 'q' \"d\" \\"
+HOSTILE = SOURCE_OUTAGE | {
+    "segment_value": MENTION, "source": MARKUP, "features": [SPOOF, "eng_ctr_30d"],
+    "detail": f"engagement: 2 of 8 features in region={MENTION} ({SPOOF}, eng_ctr_30d); coverage 41.0%"}
+
+
+def _mrkdwn_texts(message: dict) -> list[str]:
+    """Every text of a Slack message that Slack reads as mrkdwn: the fallback and each block's."""
+    texts = [message["text"]]
+    for block in message.get("blocks", []):
+        parts = [block.get("text"), *block.get("fields", []), *block.get("elements", [])]
+        texts += [part["text"] for part in parts if part and part["type"] == "mrkdwn"]
+    return texts
+
+
+@pytest.mark.parametrize("digest", [False, True])
+def test_slack_shows_values_from_the_logs_as_text_and_keeps_its_own_link(digest):
+    from feco.alerts.notify import digest_text, page_text
+
+    report = "https://feco.example.com/report/"
+    text = digest_text([HOSTILE], report) if digest else page_text(HOSTILE)
+    message = Message(text, {}, rows=(HOSTILE,), digest=digest, report=report)
+    sent = slack.payload(message)
+    assert slack_error(sent) is None
+    texts = _mrkdwn_texts(sent)
+    link = next(t for t in texts if t.startswith("<https://feco.example.com/report/"))
+    assert link.endswith("|Open the report at this trend>" if not digest else "|Open the report>")
+    assert "evil.example" not in link
+    for shown in (t for t in texts if t is not link):
+        assert "<" not in shown and ">" not in shown, shown  # no mention, no link, no markup
+    everything = "\n".join(texts)
+    if digest:
+        assert "[HIGH] tv &amp; &lt;audio&gt; (2 features) in region=&lt;!channel&gt;: open" in everything
+    else:
+        assert "&lt;!channel&gt; (&lt;https://evil.example/login|Open the report&gt;, eng_ctr_30d)" in everything
+        assert "*tv &amp; &lt;audio&gt;*: 2 features failed together" in everything
+
+
+def _as_the_shell_reads_it(command: str, folder) -> list[str]:
+    """The arguments /bin/sh passes to ``feco`` when ``command`` is pasted (``feco`` a function
+    that prints them), run in ``folder``."""
+    import subprocess
+
+    script = 'feco() { printf "%s\\0" "$@"; }\n' + command
+    done = subprocess.run(["sh", "-c", script], cwd=folder, capture_output=True, check=True)
+    return done.stdout.decode().split("\0")[:-1]
+
+
+def test_the_suggested_command_is_quoted_for_a_shell(tmp_path):
+    from feco.alerts.channels import incident_sql
+
+    row = SOURCE_OUTAGE | {"segment_value": SHELL, "features": [SHELL, "eng_ctr_30d"]}
+    message = Message("line", {}, rows=(row,))
+    in_slack = next(t for t in _mrkdwn_texts(slack.payload(message)) if t.startswith("*Look further*"))
+    code = in_slack.split("```")[1]
+    paged = pagerduty.event(message, routing_key=ROUTING_KEY, source="feco")["payload"]["custom_details"]["sql"]
+    for command in (code.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"), paged):
+        assert _as_the_shell_reads_it(command, tmp_path) == ["query", incident_sql(row)]
+    assert list(tmp_path.iterdir()) == []  # nothing ran
+
+
+@pytest.mark.parametrize("answer", [
+    "invalid_token: SLACKSECRET",            # the token alone
+    "no_team for services/T000/B000/SLACK",  # the path around it, the token cut short
+    f"{'x' * 190}/T000/B000/SLACKSECRET",    # cut to 200 characters inside the token
+])
+def test_a_slack_refusal_never_quotes_any_part_of_the_webhook_url(answer):
+    from feco.alerts.channels.http import Rejected, post_answered
+
+    with slack_server() as service:
+        service.planned = [(400, {}, answer)]
+        with pytest.raises(Rejected) as refused:
+            post_answered(service.url, {"text": "x"}, deadline=time.monotonic() + 5, timeout=5, service="slack")
+    reason = str(refused.value)
+    assert reason.startswith("slack refused the message as invalid (HTTP 400: ")
+    for secret in ("SLACKSEC", "T000/B000", "/services/"):
+        assert secret not in reason, reason
+
+
+def test_a_pagerduty_refusal_never_quotes_any_part_of_the_routing_key():
+    from feco.alerts.channels.http import Rejected, post_answered
+
+    with pagerduty_server() as service:
+        service.planned = [(400, {}, json.dumps({"errors": [f"unknown routing key {ROUTING_KEY[:20]}…"]}))]
+        with pytest.raises(Rejected) as refused:
+            post_answered(service.url, {}, deadline=time.monotonic() + 5, timeout=5, service="pagerduty",
+                          secrets=(ROUTING_KEY,))
+    assert str(refused.value) == ("pagerduty refused the message as invalid (HTTP 400: unknown routing key ***…); "
+                                  "not sent again")
+
+
+def test_the_log_line_shows_control_characters_as_escapes():
+    from feco.alerts.notify import page_text, send_message
+    from feco.config import Notify
+
+    row = SOURCE_OUTAGE | {"detail": "eng_ctr_7d in region=DE\x1b[2J\x1b]0;pwned\x07\nFAKE [CRITICAL] line"}
+    line = page_text(row)
+    assert line.endswith("region=DE\\x1b[2J\\x1b]0;pwned\\x07\\nFAKE [CRITICAL] line")
+    printed = []
+    send_message("feco: failed: \x1b[31mred\x9b\u202eevil", settings=Notify(webhook_url_env=None), echo=printed.append)
+    assert printed == ["feco: failed: \\x1b[31mred\\x9b\\u202eevil"]
+
+
+def test_the_slack_compatible_webhook_gets_its_text_escaped_as_slack_reads_it():
+    from feco.alerts.notify import send_message
+    from feco.config import Notify
+
+    with slack_server() as hook:
+        send_message(f"feco: failed in region={MENTION} ({MARKUP})", settings=Notify(webhook_url_env=None),
+                     webhook_url=hook.url, echo=lambda _: None)
+    assert hook.received == [{"text": "feco: failed in region=&lt;!channel&gt; (tv &amp; &lt;audio&gt;)"}]

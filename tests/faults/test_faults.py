@@ -129,8 +129,10 @@ def test_ctrl_c_cancels_a_long_query_without_harm(folder):
 
 def test_hostile_names_and_values_are_data_not_sql(tmp_path):
     odd_feature = 'ctr "7d"; DROP TABLE runs; --'
+    # Half the other events spell Zürich decomposed (u and a combining diaeresis): NFC makes it one segment.
     events = make_events(DAY, events=3000, seed=1).with_columns(
         pl.when(pl.col("region") == "DE").then(pl.lit("DE'; DROP TABLE runs; --"))
+        .when(pl.col("event_id") % 2 == 0).then(pl.lit("Zu\u0308rich 東京 \\ x"))
         .otherwise(pl.lit("Zürich 東京 \\ x")).alias("region"),
         pl.col("f_sparse").alias(odd_feature),
     )

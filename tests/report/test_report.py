@@ -173,3 +173,22 @@ def test_demo_warehouse_report(tmp_path):
         raise
     page = _page(out)
     assert all(_status(page)[key] == "rendered" for key in (*ALWAYS, "ndcg", "shap")), _status(page)
+
+
+HOSTILE_VALUES = ("<!--<script>", "</script><script>alert(1)</script>", "tv & <audio>")
+
+
+def test_values_from_the_logs_cannot_end_or_comment_out_the_pages_script(warehouse, tmp_path):
+    # "<!--<script>" inside a script element makes the parser skip the next "</script>": the
+    # data element would swallow the page's own script. No "<" may reach the element's text.
+    with duckdb.connect(str(warehouse)) as conn:
+        for day in range(DAYS):
+            for value in HOSTILE_VALUES:
+                conn.execute("INSERT INTO coverage_states VALUES (?, 0, 'eng_ctr', 'region', ?, 50, 50, 25)",
+                             [START + timedelta(days=day), value])
+    write_report(warehouse, tmp_path / "r")
+    page = _page(tmp_path / "r")
+    data = page.split('<script type="application/json" id="feco-data">', 1)[1].split("</script>", 1)[0]
+    assert not set("<>&") & set(data)
+    assert {("region", value) for value in HOSTILE_VALUES} <= {tuple(s) for s in json.loads(data)["cube"]["segments"]}
+    assert page.count("<script") == 3 and page.endswith("</script>\n</body></html>\n")  # Plotly, the data, page.js

@@ -5,11 +5,14 @@ message). The log, the JSON-lines file and the generic webhook are in feco.alert
 which chooses the channels and records every delivery.
 
 A ``Message`` carries its text (the log line), its JSON-lines record, and the incident rows it
-stands for, from which each service builds its own payload.
+stands for, from which each service builds its own payload. Segment values and feature names
+come from the logs: each service escapes them for its own markup, and the command to look
+further is quoted for a shell (``incident_command``).
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -38,6 +41,22 @@ def incident_sql(row: dict) -> str:
     return ("SELECT ds, feature, n_rows, round(100 * coverage, 1) AS pct, round(100 * missing_share, 1) AS missing_pct "
             f"FROM feco_daily WHERE feature IN ({features}) AND segment_dim = {quote_literal(row['segment_dim'])} "
             f"AND segment_value = {quote_literal(row['segment_value'])} AND ds >= {since} ORDER BY feature, ds")
+
+
+def incident_command(row: dict) -> str:
+    """The ``feco query`` command that runs :func:`incident_sql`, quoted for a POSIX shell: a
+    segment value holding ``$(...)``, backticks or quotes stays part of the SQL when the
+    command is pasted into a terminal.
+
+    Examples
+    --------
+    >>> from datetime import date
+    >>> row = {"opened_ds": date(2026, 11, 20), "feature": "ctr", "segment_dim": "region",
+    ...        "segment_value": "$(touch pwned)"}
+    >>> shlex.split(incident_command(row)) == ["feco", "query", incident_sql(row)]
+    True
+    """
+    return "feco query " + shlex.quote(incident_sql(row))
 
 
 def report_link(report: str | None, row: dict | None = None) -> str | None:

@@ -3,7 +3,9 @@
 Each request has one overall deadline (connect, send and answer together, not per socket
 read), and the run's whole delivery another. The answer is read to its end, at most
 ``MAX_ANSWER_BYTES`` of it. Errors name what failed, never the URL or any key: their texts are
-stored in ``page_deliveries`` and printed.
+stored in ``page_deliveries`` and printed. A service's answer quoted in an error is scrubbed of
+every secret and of any part of one (``scrub``): a Slack answer may quote the webhook's token
+alone, or the path around it.
 
 ``post_answered`` follows what the services document: a 429 is retried after its
 ``Retry-After`` when that still fits in the run's deadline (else recorded, and the next run
@@ -25,6 +27,9 @@ from typing import NamedTuple
 from feco.errors import ConfigError
 
 MAX_ANSWER_BYTES = 64 * 1024
+# A run of this many characters shared with a secret is scrubbed: shorter ones (``/v2/``,
+# ``T000``) are too common to give a key away, and a Slack token has 24, a routing key 32.
+SECRET_CHARACTERS = 8
 RATE_LIMIT_RETRIES = 3  # 429s answered in a row before the message waits for the next run
 
 
@@ -90,7 +95,7 @@ def post_answered(url: str, payload: dict, *, deadline: float, timeout: float, s
             return answer
         if answer.status == 400:
             raise Rejected(f"{service} refused the message as invalid (HTTP 400: "
-                           f"{_reason(answer.body, (url, *secrets))}); not sent again")
+                           f"{_reason(answer.body, _secret_parts(url, secrets))}); not sent again")
         if answer.status != 429:
             raise DeliveryFailed(f"{service} answered HTTP {answer.status}")
         wait = _retry_after(answer.headers)
@@ -157,10 +162,44 @@ def _reason(body: bytes, secrets: tuple[str, ...]) -> str:
             text = "; ".join(map(str, answer.get("errors") or [])) or str(answer.get("message", text))
     except ValueError:
         pass
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return "".join(ch if ch.isprintable() else " " for ch in text)[:200] or "no reason given"
+    # cut first, to scrub little: a piece of a secret the cut leaves is scrubbed all the same
+    text = scrub(text[:200], secrets)
+    return "".join(ch if ch.isprintable() else " " for ch in text) or "no reason given"
+
+
+def _secret_parts(url: str, secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """What of ``url`` is secret (the path, the query and any user or password: a webhook's
+    token is in its path), and the other ``secrets``; the scheme and host are not."""
+    parts = urllib.parse.urlsplit(url)
+    return tuple(part for part in (parts.path, parts.query, parts.username, parts.password, *secrets) if part)
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every run of SECRET_CHARACTERS or more characters that also occurs in one
+    of ``secrets`` replaced by ``***``: a whole secret, a path segment of one, or a piece of a
+    token an answer cut short.
+
+    Examples
+    --------
+    >>> scrub("no_team for T000/B000/XXXXsec", ("/services/T000/B000/XXXXsecret",))
+    'no_team for ***'
+    >>> scrub("invalid_token XXXXsecret", ("/services/T000/B000/XXXXsecret",))
+    'invalid_token ***'
+    """
+    kept, start = [], 0
+    while start < len(text):
+        length = _shared_run(text, start, secrets)
+        kept.append("***" if length >= SECRET_CHARACTERS else text[start])
+        start += length if length >= SECRET_CHARACTERS else 1
+    return "".join(kept)
+
+
+def _shared_run(text: str, start: int, secrets: tuple[str, ...]) -> int:
+    """The length of the longest piece of ``text`` from ``start`` on found in a secret."""
+    length = 0
+    while start + length < len(text) and any(text[start:start + length + 1] in secret for secret in secrets):
+        length += 1
+    return length
 
 
 def _abort_after(connection: http.client.HTTPConnection, seconds: float,

@@ -14,7 +14,7 @@ never appears in an error, a log line or the JSON-lines file.
 
 from __future__ import annotations
 
-from feco.alerts.channels import Message, incident_sql, report_link
+from feco.alerts.channels import Message, incident_command, report_link
 from feco.alerts.channels.http import DeliveryFailed, post_answered
 from feco.config import PagerDutySettings
 
@@ -51,7 +51,7 @@ def event(message: Message, *, routing_key: str, source: str) -> dict:
     place = f"{row['segment_dim']}={row['segment_value']}"
     details = {key: row[key] for key in ("feature", "features", "source", "opened_ds", "status", "headline_rule",
                                          "rows_lost", "detail") if row.get(key) not in (None, [])}
-    details["sql"] = "feco query " + repr(incident_sql(row))
+    details["sql"] = incident_command(row)
     trigger = {"routing_key": routing_key, "event_action": "trigger", "dedup_key": row["incident_id"],
                "payload": {"summary": message.text[:SUMMARY_CHARACTERS], "source": source,
                            "severity": SEVERITY[row["severity"]], "component": row["source"] or row["feature"] or "volume",
