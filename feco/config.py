@@ -8,6 +8,7 @@ config works from any working directory.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import tomllib
@@ -15,7 +16,7 @@ from datetime import date, time
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from feco.errors import ConfigError
 from feco.log_tables import is_table
@@ -194,7 +195,10 @@ class CoverageRule(_Model):
             if op != ">":
                 raise ValueError(f"coverage rule {text!r}: reference rules use '>'")
             return cls(op=op, reference=operand.removeprefix("reference_"))
-        return cls(op=op, threshold=float(operand))
+        threshold = float(operand)
+        if not math.isfinite(threshold):  # float() reads 1e999 as infinity (_RULE refuses nan and inf)
+            raise ValueError(f"coverage rule {text!r}: the threshold is not a finite number")
+        return cls(op=op, threshold=threshold)
 
     def __str__(self) -> str:
         operand = f"reference_{self.reference}" if self.reference else f"{self.threshold:g}"
@@ -212,23 +216,19 @@ class ReferencePeriod(_Model):
         return self
 
 
+def _valid_rule(text: str) -> str:
+    CoverageRule.parse(text)
+    return text
+
+
+# Checked one by one, so that an error names the feature's key: coverage.rules.<feature>.
+RuleText = Annotated[str, AfterValidator(_valid_rule)]
+
+
 class Coverage(_Model):
-    default_rule: str = "> 0"
-    rules: dict[str, str] = Field(default_factory=dict)
+    default_rule: RuleText = "> 0"
+    rules: dict[str, RuleText] = Field(default_factory=dict)
     reference: ReferencePeriod | None = None
-
-    @field_validator("default_rule")
-    @classmethod
-    def _valid_default(cls, text: str) -> str:
-        CoverageRule.parse(text)
-        return text
-
-    @field_validator("rules")
-    @classmethod
-    def _valid_rules(cls, rules: dict[str, str]) -> dict[str, str]:
-        for text in rules.values():
-            CoverageRule.parse(text)
-        return rules
 
     def rule_for(self, feature: str) -> CoverageRule:
         return CoverageRule.parse(self.rules.get(feature, self.default_rule))

@@ -24,6 +24,7 @@ machine, which the pipeline and other users share).
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -32,7 +33,6 @@ from typing import Iterator
 
 from feco.errors import UsageError, WarehouseBusyError
 
-WAIT_SECONDS = float(os.environ.get("FECO_LOCK_WAIT_SECONDS", "300"))
 WRITE_WAIT_SECONDS = 60.0
 QUERY_TIMEOUT_SECONDS = WRITE_WAIT_SECONDS / 2
 READ_MEMORY_LIMIT = "2GB"
@@ -41,7 +41,8 @@ _held: dict[Path, int] = {}
 
 @contextmanager
 def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[None]:
-    """Hold the run lock of ``warehouse``, waiting up to ``wait_seconds`` for it."""
+    """Hold the run lock of ``warehouse``, waiting up to ``wait_seconds`` for it (by default
+    $FECO_LOCK_WAIT_SECONDS, else 300)."""
     key = warehouse.resolve()
     if key in _held:
         _held[key] += 1
@@ -51,6 +52,7 @@ def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[
             _held[key] -= 1
         return
     check_warehouse_path(key)
+    wait_seconds = _default_wait_seconds() if wait_seconds is None else wait_seconds
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
         handle = os.open(f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -58,7 +60,7 @@ def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[
         raise UsageError(f"cannot create the run lock {key}.lock: {error.strerror} (feco keeps it beside the "
                          "warehouse: its folder must be writable)") from None
     try:
-        _acquire(handle, key, WAIT_SECONDS if wait_seconds is None else wait_seconds)
+        _acquire(handle, key, wait_seconds)
         _held[key] = 1
         try:
             yield
@@ -67,6 +69,18 @@ def run_lock(warehouse: Path, *, wait_seconds: float | None = None) -> Iterator[
             fcntl.flock(handle, fcntl.LOCK_UN)
     finally:
         os.close(handle)
+
+
+def _default_wait_seconds() -> float:
+    # Read when a run waits, not on import: a bad value is then a usage error of that run.
+    text = os.environ.get("FECO_LOCK_WAIT_SECONDS", "300")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0:  # NaN as well: no deadline would ever pass
+        raise UsageError(f"FECO_LOCK_WAIT_SECONDS={text!r} is not a number of seconds (0 or more)")
+    return seconds
 
 
 def check_warehouse_path(warehouse: Path) -> None:

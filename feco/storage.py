@@ -13,7 +13,10 @@ role), and feco reads the endpoint of an S3-compatible store from ``AWS_ENDPOINT
 from __future__ import annotations
 
 import os
+import re
 import uuid
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +27,8 @@ import pyarrow.parquet as pq
 from feco.errors import DataError, UsageError
 
 Location = Path | str
+# pyarrow's S3 client out of reach: refused, unresolved or timed out; curl's reason follows the code.
+_UNREACHABLE = re.compile(r"AWS Error NETWORK_CONNECTION.*?curlCode: \d+, ([^;]+)")
 
 
 def is_uri(location: Location) -> bool:
@@ -54,11 +59,15 @@ def filesystem_for(location: Location) -> tuple[pafs.FileSystem, str]:
 
 
 def _s3() -> pafs.S3FileSystem:
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = _endpoint()
     if not endpoint:
         return pafs.S3FileSystem()
     scheme, _, host = endpoint.partition("://")
     return pafs.S3FileSystem(endpoint_override=host or scheme, scheme=scheme if host else "https")
+
+
+def _endpoint() -> str | None:
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
 
 
 def _fsspec(scheme: str, text: str) -> tuple[pafs.FileSystem, str]:
@@ -158,20 +167,10 @@ def read_table(location: Location) -> pa.Table:
 
 
 def write_parquet(frame: pl.DataFrame | pa.Table, location: Location, *, compression: str | dict = "snappy") -> None:
-    """Write a Parquet file whole: through a temporary name and a rename where the filesystem
-    has one (an object store's single PUT is already all or nothing). ``compression`` as
+    """Write a Parquet file whole (see :func:`_write_whole`). ``compression`` as
     ``pyarrow.parquet.write_table`` takes it (one codec, or one per column)."""
     table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
-    fs, path = filesystem_for(location)
-    parent = path.rpartition("/")[0]
-    if parent:
-        fs.create_dir(parent, recursive=True)
-    if fs.type_name == "s3":
-        pq.write_table(table, path, filesystem=fs, compression=compression)
-        return
-    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
-    pq.write_table(table, temporary, filesystem=fs, compression=compression)
-    fs.move(temporary, path)
+    _write_whole(location, lambda fs, path: pq.write_table(table, path, filesystem=fs, compression=compression))
 
 
 def read_text(location: Location) -> str | None:
@@ -185,10 +184,64 @@ def read_text(location: Location) -> str | None:
 
 
 def write_text(location: Location, text: str) -> None:
+    """Write a small text file whole (see :func:`_write_whole`)."""
+    def put(fs: pafs.FileSystem, path: str) -> None:
+        with fs.open_output_stream(path) as stream:
+            stream.write(text.encode("utf-8"))
+
+    _write_whole(location, put)
+
+
+def _write_whole(location: Location, write: Callable[[pafs.FileSystem, str], None]) -> None:
+    """``write(fs, path)`` the file at ``location`` whole: through a temporary name and a rename
+    where the filesystem has one (an object store's single PUT is already all or nothing), so
+    a failure (a full disk) leaves the previous file as it was.
+
+    A failure names ``location``: pyarrow's error names no file when a write fails (a full disk)."""
     fs, path = filesystem_for(location)
-    fs.create_dir(path.rpartition("/")[0], recursive=True)
-    with fs.open_output_stream(path) as stream:
-        stream.write(text.encode("utf-8"))
+    try:
+        parent = path.rpartition("/")[0]
+        if parent:
+            fs.create_dir(parent, recursive=True)
+        if fs.type_name == "s3":
+            write(fs, path)
+        else:
+            _write_renamed(fs, path, write)
+    except OSError as error:
+        if error.errno is None:  # an object store's, which names the bucket and the key
+            raise
+        raise OSError(error.errno, os.strerror(error.errno), str(location)) from None
+
+
+def _write_renamed(fs: pafs.FileSystem, path: str, write: Callable[[pafs.FileSystem, str], None]) -> None:
+    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
+    try:
+        write(fs, temporary)
+        fs.move(temporary, path)
+    except BaseException:
+        with suppress(OSError):  # never created, or the filesystem refuses even this
+            fs.delete_file(temporary)
+        raise
+
+
+def describe_failure(error: OSError) -> str:
+    """A failed file operation in a line: the path and the cause; for an object store out of
+    reach, its endpoint and what to check (never its credentials).
+
+    Examples
+    --------
+    >>> describe_failure(OSError(28, "No space left on device", "/srv/samples/_windows.parquet"))
+    '/srv/samples/_windows.parquet: No space left on device'
+    """
+    unreachable = _UNREACHABLE.search(str(error))
+    if unreachable:
+        return (f"cannot reach the object store at {_endpoint() or 'the AWS default endpoint'} "
+                f"({unreachable.group(1).lower()}): check that it is up and that AWS_ENDPOINT_URL_S3 "
+                "or AWS_ENDPOINT_URL names it (scheme, host and port)")
+    if error.filename is None:
+        return str(error)  # pyarrow's, which names the path in its text
+    paths = " -> ".join(str(name) for name in (error.filename, error.filename2) if name is not None)
+    return f"{paths}: {error.strerror}"
 
 
 def copy_tree(source: Location, target: Location, *, last: str) -> None:

@@ -73,6 +73,8 @@ def _report(args: argparse.Namespace) -> int:
     from feco.report import write_report
     from feco.tasks import as_config
 
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a file: give the folder to write index.html in")
     config = as_config(args.config)
     page = write_report(args.warehouse or config.paths.warehouse, args.out, segment_dim=args.segment_dim,
                         cold_start_features=args.cold_start_features, config=config)
