@@ -40,7 +40,7 @@ STATE_SCHEMA = {
     "n_present": pl.Int64,
     "n_covered": pl.Int64,
 }
-STATUS_SCHEMA = {"ds": pl.Date, "feature": pl.String, "status": pl.String, "detail": pl.String}
+STATUS_SCHEMA = {"ds": pl.Date, "feature": pl.String, "status": pl.String, "detail": pl.String, "rule": pl.String}
 
 
 def compute_states(
@@ -76,7 +76,7 @@ def compute_states(
     -------
     The ``coverage_states`` rows and one ``feature_status`` row per configured feature
     (``ok`` or ``missing_column``: a feature absent from the logs is counted as never
-    present and the run goes on).
+    present and the run goes on), with the rule it was counted under (``counted_rule``).
 
     Examples
     --------
@@ -116,7 +116,29 @@ def compute_states(
             statement, params = finest_counts_query(list(schema), kinds, ds=ds, config=config,
                                                     references=references or {}, quote=quote)
             finest = conn.sql(statement, params=params).pl()
-    return states_from_finest(finest, ds=ds, config=config, kinds=kinds)
+    states, status = states_from_finest(finest, ds=ds, config=config, kinds=kinds)
+    rules = {f: counted_rule(f, config=config, references=references or {}) for f in config.logs.features}
+    return states, status.with_columns(pl.col("feature").replace_strict(rules).alias("rule"))
+
+
+def counted_rule(feature: str, *, config: Config, references: dict[str, float]) -> str:
+    """The rule a feature's coverage is counted under, as stored with each day: a reference
+    rule with its frozen value, so that another reference period reads as another rule.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from feco.config import parse_config
+    >>> config = parse_config({"paths": {"logs": "l", "samples": "s", "warehouse": "w.duckdb"},
+    ...                        "logs": {"features": ["a", "b"]},
+    ...                        "coverage": {"rules": {"b": "> reference_median"},
+    ...                                     "reference": {"start": date(2026, 1, 1), "end": date(2026, 1, 7)}}},
+    ...                       source=Path("feco.toml"))
+    >>> counted_rule("a", config=config, references={}), counted_rule("b", config=config, references={"b": 0.25})
+    ('> 0', '> reference_median (0.25)')
+    """
+    rule = config.coverage.rule_for(feature)
+    return str(rule) + (f" ({_threshold(feature, rule, references):.6g})" if rule.reference else "")
 
 
 def _compiles(schema: pl.Schema, *, config: Config) -> bool:
@@ -316,7 +338,7 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
     states = pl.concat([_roll_up(finest, dims, features) for dims in config.segments.names()])
     status = pl.DataFrame(
         [(ds, f, "missing_column" if f in missing else "ok",
-          "column not in the logs" if f in missing else None) for f in features],
+          "column not in the logs" if f in missing else None, None) for f in features],
         schema=STATUS_SCHEMA, orient="row",
     )
     return states.with_columns(pl.lit(ds).alias("ds")).select(STATE_SCHEMA.keys()), status

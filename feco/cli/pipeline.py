@@ -240,14 +240,17 @@ def _status(args: argparse.Namespace) -> int:
         row = named_query(conn, "status_days",
                           {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
+        changed = _rule_changes(conn, config, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
-    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings, "ranker": ranker}
+    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings,
+             "coverage_rules_changed": changed, "ranker": ranker}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
         import polars as pl
 
-        print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings)}]), "csv")
+        print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings),
+                                   "coverage_rules_changed": "; ".join(changed)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
@@ -271,6 +274,8 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
               "see sample_windows)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
+    for change in facts["coverage_rules_changed"]:
+        print(f"rule changed:      {change}")
     print(f"ranker:            {facts['ranker']}")
 
 
@@ -286,6 +291,21 @@ def _ranker_status(conn, config, *, last_ds) -> str:
     ranking = ("by cost (the NDCG their loss costs it, replayed: table incident_costs)"
                if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
     return f"model {model['version']} (valid from {model['valid_from']}) scores {last_ds}; incidents ranked {ranking}"
+
+
+def _rule_changes(conn, config, *, last_ds) -> list[str]:
+    """The features whose coverage rule changed within the alerts' spread period: their series
+    restarted at the change, and the drop and decay rules judge them again once they have history."""
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return []
+    since = last_ds - timedelta(days=config.alerts.drop.spread_days)
+    warmup = config.alerts.warmup_days
+    return [f"{change['feature']}: counted under '{change['rule']}' since {change['rule_since']} (was "
+            f"'{change['previous_rule']}'); its moving average and alert history restart there, and drops are "
+            f"judged after {warmup} days under it ({change['days']} so far)"
+            for change in named_query(conn, "rule_changes", {"since": since}).iter_rows(named=True)]
 
 
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:

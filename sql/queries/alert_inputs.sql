@@ -1,6 +1,6 @@
 -- alert_inputs: everything the coverage alert rules need for one day, one row per feature
 -- and segment present that day.
--- Inputs: coverage_states, feco_daily, alerts (earlier days').
+-- Inputs: coverage_states, feco_daily, feature_rules, alerts (earlier days').
 -- Params: $ds; $baseline_days (days before ds in the baseline mean); $spread_days (days
 -- before ds whose values give the day-to-day spread and the weekly pattern: longer than the
 -- baseline, so one bad day does not dominate); $ref_start, $ref_end (the frozen reference
@@ -61,7 +61,18 @@
 --   history_overlap, reference_overlap: for those segments, the share of ds's rows in age
 --     bands the baseline days' (the reference days') mix holds too: the sum over bands of the
 --     smaller of the two shares (NULL elsewhere, or without such days).
-WITH day_windows AS (
+-- Every statistic of a feature is taken over the days counted under ds's coverage rule only
+-- (feature_rules.rule_since): a changed rule starts a new series, judged once it has history.
+WITH rule_starts AS (
+    SELECT feature, rule_since FROM feature_rules WHERE ds = $ds
+),
+daily AS (
+    SELECT feco_daily.*
+    FROM feco_daily
+    LEFT JOIN rule_starts USING (feature)
+    WHERE rule_starts.rule_since IS NULL OR feco_daily.ds >= rule_starts.rule_since
+),
+day_windows AS (
     SELECT feature, segment_dim, segment_value, "window",
            n_covered / nullif(n_rows, 0) AS coverage
     FROM coverage_states
@@ -80,7 +91,7 @@ age_bands AS (
     -- products (a batch of new products landing changes a segment's mix of product ages).
     SELECT ds, feature, segment_value AS band, n_rows, coverage, missing_share,
            CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
-    FROM feco_daily
+    FROM daily
     WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
       AND (ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
            OR ds BETWEEN $ref_start AND $ref_end)
@@ -158,7 +169,7 @@ recent AS (
                / nullif(any_value(daily.n_rows) FILTER (WHERE daily.segment_dim = 'all') OVER same_day
                         - daily.n_rows, 0)
                AS rest_coverage
-    FROM feco_daily AS daily
+    FROM daily
     LEFT JOIN mix_factors AS factor USING (ds, feature, segment_dim, segment_value)
     WHERE daily.ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
     WINDOW same_day AS (PARTITION BY daily.ds, daily.feature)
@@ -260,7 +271,7 @@ reference_days AS (
                (any_value(n_covered) FILTER (WHERE segment_dim = 'all') OVER same_day - n_covered)
                    / nullif(any_value(n_rows) FILTER (WHERE segment_dim = 'all') OVER same_day - n_rows, 0),
                0) AS rest_ratio
-    FROM feco_daily
+    FROM daily
     WHERE ds BETWEEN $ref_start AND $ref_end
     WINDOW same_day AS (PARTITION BY ds, feature)
 ),
@@ -270,12 +281,12 @@ age_periods AS (
     -- replacing the last) is not the segment its history describes.
     SELECT CASE WHEN ds = $ds THEN 'today' ELSE 'baseline' END AS period, ds, feature,
            segment_value AS band, n_rows
-    FROM feco_daily
+    FROM daily
     WHERE segment_dim = 'age_band' AND segment_value <> 'unknown'
       AND ds BETWEEN $ds - to_days($baseline_days) AND $ds
     UNION ALL
     SELECT 'reference', ds, feature, segment_value, n_rows
-    FROM feco_daily
+    FROM daily
     WHERE segment_dim = 'age_band' AND segment_value <> 'unknown' AND ds BETWEEN $ref_start AND $ref_end
 ),
 period_bands AS (

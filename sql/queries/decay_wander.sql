@@ -8,19 +8,25 @@
 -- feature in the segment or in all traffic is not a whole week of normal days: an outage of
 -- one feature must not widen the wander its segment's (or its source's) other features are
 -- judged with.
--- Inputs: feco_daily, alerts (earlier days').
+-- Inputs: feco_daily, feature_rules, alerts (earlier days'). Days counted under another coverage
+-- rule than ds's are another series, left out.
 -- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from.
 -- Output, per feature and segment: weeks (whole weeks of days with at least $min_rows rows),
 --   week_var (the variance of their mean coverages), ratio_week_var (of their mean ratios to
 --   the rest of traffic, NULL for the global segment).
-WITH daily AS (
+WITH rule_starts AS (
+    SELECT feature, rule_since FROM feature_rules WHERE ds = $ds
+),
+daily AS (
     SELECT ds, feature, segment_dim, segment_value, n_rows, coverage,
            coverage / nullif(
                (any_value(n_covered) FILTER (WHERE segment_dim = 'all') OVER same_day - n_covered)
                    / nullif(any_value(n_rows) FILTER (WHERE segment_dim = 'all') OVER same_day - n_rows, 0),
                0) AS rest_ratio
     FROM feco_daily
+    LEFT JOIN rule_starts USING (feature)
     WHERE ds BETWEEN greatest($ref_start, $ds - to_days($wander_days)) AND $ds - INTERVAL 1 DAY
+      AND (rule_starts.rule_since IS NULL OR ds >= rule_starts.rule_since)
     WINDOW same_day AS (PARTITION BY ds, feature)
 ),
 step_days AS (

@@ -1,7 +1,8 @@
 -- largest_drops: the days on which a feature's coverage fell furthest below the moving
 -- average of the days before it; one row per day and feature, naming the segment where the
 -- drop was largest.
--- Inputs: feco_daily. Params: $since (first ds to report), $min_days (history days needed
+-- Inputs: feco_daily, feature_rules (the average restarts where a feature's coverage rule
+-- changed). Params: $since (first ds to report), $min_days (history days needed
 -- in the baseline), $min_rows (rows a segment needs that day), $limit.
 -- Output: ds, feature, segment_dim, segment_value, coverage, baseline (mean daily coverage
 -- over the previous 7 calendar days), drop_points (baseline - coverage, in points).
@@ -10,8 +11,9 @@ WITH history AS (
            avg(coverage) OVER days_before AS baseline,
            count(*) OVER days_before AS baseline_days
     FROM feco_daily
+    LEFT JOIN feature_rules USING (ds, feature)
     WINDOW days_before AS (
-        PARTITION BY feature, segment_dim, segment_value
+        PARTITION BY feature, segment_dim, segment_value, rule_since
         ORDER BY ds
         RANGE BETWEEN INTERVAL 7 DAY PRECEDING AND INTERVAL 1 DAY PRECEDING
     )
