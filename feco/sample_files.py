@@ -3,8 +3,9 @@
 ``samples/ds=YYYY-MM-DD/`` holds:
 
 - ``window=N/part-0.parquet``: the sampled rows of window N (the sample step, either engine);
-- ``_windows.parquet``: one row per window, events available and sampled; written last, so
-  a day whose summary exists is sampled (``feco.sampling.is_sampled``);
+- ``_windows.parquet``: one row per window, its ``sample_windows`` row (events available and
+  sampled, rows left out of every window, hours missing); written last, so a day whose
+  summary exists is sampled (``feco.sampling.is_sampled``);
 - ``_feco_warehouse``: the path of the warehouse these samples belong to (``claim_samples``);
 - ``_coverage_states.parquet`` and ``_feature_status.parquet``: what the coverage step stages
   for the publish step;

@@ -34,7 +34,7 @@ from feco.config import Config
 from feco.errors import FecoError, UsageError
 from feco.sampling import (
     WindowFiles,
-    check_some_events,
+    check_windows,
     keep_day_query_events,
     replace_day,
     sample_window,
@@ -94,7 +94,7 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
         if refused:
             raise refused[0]
         summaries = [summary for summary, _ in outcomes]
-        check_some_events(ds, summaries)
+        check_windows(ds, config, windows, summaries, allow_incomplete=allow_incomplete)
         keep_day_query_events([pairs for summary, pairs in outcomes if summary.events_sampled], day, config)
         return window_summary_frame(summaries)
 

@@ -121,3 +121,17 @@ def write_states(conn, coverages: dict[date, float], segment: tuple[str, str] = 
         for ds, coverage in coverages.items() for window in range(8)
     ]
     conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def write_local_logs(root: Path, frame: pl.DataFrame, zone: str) -> None:
+    """Write ``frame`` as a log job working in local time does: partitioned by the day and hour
+    of its timestamps in ``zone`` (naive ones taken as UTC), the timestamps as they are."""
+    local = pl.col("event_ts")
+    if frame.schema["event_ts"].time_zone is None:
+        local = local.dt.replace_time_zone("UTC")
+    local = local.dt.convert_time_zone(zone)
+    keyed = frame.with_columns(local.dt.date().alias("_ds"), local.dt.hour().alias("_hour"))
+    for (ds, hour), part in keyed.group_by(["_ds", "_hour"]):
+        folder = root / f"ds={ds.isoformat()}" / f"hour={hour:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        part.drop("_ds", "_hour").write_parquet(folder / "part-0.parquet")

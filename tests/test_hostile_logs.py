@@ -3,6 +3,7 @@ never in a traceback, a silent drop or a count taken twice, with either engine: 
 same input checks (``feco.sampling.window_files`` and ``check_one_file_per_event``). The Spark
 cases start a local JVM and are marked slow."""
 
+import json
 import shutil
 from datetime import date, datetime, timedelta, timezone
 
@@ -18,6 +19,7 @@ from logbuilder import (
     make_config,
     make_events,
     write_config_file,
+    write_local_logs,
     write_logs,
 )
 
@@ -287,3 +289,86 @@ def test_run_and_backfill_refuse_a_day_missing_a_window_hour_in_one_line(tmp_pat
     with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
         alert = conn.sql("SELECT observed, detail FROM alerts WHERE rule = 'volume_drop'").fetchall()
     assert alert == [(7 * 5, "1 window without logs (hours missing from the logs): sampled events 35")]
+
+
+def test_rows_stamped_on_another_day_are_counted_not_dropped_silently(tmp_path, capsys, engine):
+    """An event of the next day in the hour file window 1 (04:25-04:35) reads, one of the day
+    before in window 2's (07:25-07:35): counted there, the sample as it was."""
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=1))
+    config = make_config(tmp_path, **engine_sections(engine))
+    expected, expected_windows = sample_day(DAY, config)
+    for hour, day, rows in ((4, DAY + timedelta(days=1), 7), (7, DAY - timedelta(days=1), 3)):
+        stray = make_events(day, events=1, rows_per_event=rows, minutes=[hour * 60 + 30])
+        pl.concat([pl.read_parquet(hour_file(config, hour)), stray]).write_parquet(hour_file(config, hour))
+    rows, windows = sample_day(DAY, config)
+    assert rows.equals(expected)
+    assert windows["rows_outside_day"].to_list() == [0, 7, 3, 0, 0, 0, 0, 0]
+    assert windows.drop("rows_outside_day").equals(expected_windows.drop("rows_outside_day"))
+    config_file = str(write_config_file(tmp_path, engine=engine))
+    assert main(["run", "--ds", str(DAY), "--config", config_file]) == 0
+    capsys.readouterr()
+    assert main(["status", "--format", "json", "--config", config_file]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert (status["rows_outside_day"], status["outside_days"]) == (10, [str(DAY)])
+
+
+def test_a_window_whose_files_hold_no_rows_in_it_is_refused_unless_allowed_then_recorded_as_missing(config):
+    """Window 1 (04:25-04:35) reads hour=04, whose file holds the hour's other minutes only:
+    the hour is missing from the window as if it had no file. One event there is a short
+    window, not a missing one."""
+    in_window = pl.col("event_ts").dt.minute().is_between(25, 34)
+    one_event = pl.read_parquet(hour_file(config, 4)).filter(in_window).head(1)
+    rewrite(hour_file(config, 4), lambda frame: frame.filter(~in_window))
+    with pytest.raises(DataError, match=r"the logs of 2026-03-02 have files but no rows in the time of sampling "
+                                        r"windows 1 \(04:25-04:35\) \(hour=04 under .*ds=2026-03-02\): "
+                                        r"complete the logs, or run with --allow-incomplete") as refused:
+        sample_day(DAY, config)
+    assert "disagree" not in str(refused.value)  # the other hours' rows sit in their folders
+    assert not (config.paths.samples / f"ds={DAY}").exists()
+    _, windows = sample_day(DAY, config, allow_incomplete=True)
+    assert windows.filter(window=1).select("events_available", "step", "hours_missing").row(0) == (0, None, [4])
+    assert windows.filter(pl.col("window") != 1)["hours_missing"].to_list() == [[]] * 7
+    rewrite(hour_file(config, 4), lambda frame: pl.concat([frame, one_event]))
+    _, windows = sample_day(DAY, config)
+    assert windows.filter(window=1).select("events_available", "hours_missing").row(0) == (1, [])
+
+
+def test_run_refuses_a_window_whose_files_hold_no_rows_in_it_in_one_line(tmp_path, capsys):
+    write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=1))
+    rewrite(tmp_path / "logs" / f"ds={DAY}" / "hour=04" / "part-0.parquet",
+            lambda frame: frame.filter(~pl.col("event_ts").dt.minute().is_between(25, 34)))
+    config_file = str(write_config_file(tmp_path))
+    assert main(["run", "--ds", str(DAY), "--config", config_file]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"feco: error: the logs of {DAY} have files but no rows in the time of sampling windows "
+                          "1 (04:25-04:35) (hour=04 under ")
+    assert err.count("\n") == 1 and "--allow-incomplete" in err
+    assert main(["run", "--ds", str(DAY), "--allow-incomplete", "--config", config_file]) == 0
+    with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
+        missing = conn.sql("SELECT window_index, events_available, hours_missing FROM sample_windows "
+                           "WHERE len(hours_missing) > 0").fetchall()
+    assert missing == [(1, 0, [4])]
+
+
+@pytest.mark.parametrize(("local", "told"), [
+    ("folders", "stamped 2 hours earlier than their folder (UTC; hour=04 holds rows stamped 02:xx)"),
+    ("timestamps", "stamped 2 hours later than their folder (UTC; hour=01 holds rows stamped 03:xx)"),
+])
+def test_logs_in_local_time_are_refused_naming_how_timestamps_and_hour_folders_disagree(tmp_path, capsys, local,
+                                                                                       told):
+    """A log job on a clock two hours ahead of UTC: its folders by that clock's hours (the
+    timestamps, in that zone, the right instants), or its naive timestamps read off it."""
+    events = pl.concat([make_events(DAY + timedelta(days=d), events=2000, seed=5 + d) for d in (-1, 0, 1)])
+    if local == "folders":
+        write_local_logs(tmp_path / "logs", events.with_columns(pl.col("event_ts").dt.convert_time_zone("Etc/GMT-2")),
+                         "Etc/GMT-2")
+    else:
+        write_logs(tmp_path / "logs", events)
+        for path in (tmp_path / "logs").rglob("*.parquet"):
+            rewrite(path, lambda frame: frame.with_columns(
+                pl.col("event_ts").dt.convert_time_zone("Etc/GMT-2").dt.replace_time_zone(None)))
+    assert main(["run", "--ds", str(DAY), "--config", str(write_config_file(tmp_path))]) == 1
+    assert capsys.readouterr().err == (
+        f"feco: error: no search events in any sampling window of {DAY}: the rows in the hour folders are {told}: "
+        "timestamps and hour folders disagree, and feco reads hour folders and naive timestamps as UTC: are the "
+        "timestamps or the folders in local time?\n")

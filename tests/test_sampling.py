@@ -172,7 +172,7 @@ def test_a_sample_away_from_local_disk_streams_the_same_rows_to_duckdb(config):
 
     from feco.sampling import sample_files
 
-    write_logs(config.paths.logs, make_events(DAY, events=500, seed=2))
+    write_logs(config.paths.logs, make_events(DAY, events=500, seed=0))  # seed 2 leaves window 2 empty
     write_sample(DAY, config)
     local = sample_files(DAY, config.paths.samples)
     elsewhere = dataclasses.replace(local, fs=pafs.SubTreeFileSystem("/", pafs.LocalFileSystem()))

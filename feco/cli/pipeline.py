@@ -272,6 +272,10 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         print(f"rows left out:     {facts['rows_null_timestamp']:,} with a NULL timestamp, "
               f"{facts['rows_null_event_id']:,} with a NULL event id, in the hours sampled ({days}; "
               "see sample_windows)")
+    if facts["outside_days"]:
+        days = ", ".join(str(d) for d in facts["outside_days"][:5]) + (" …" if len(facts["outside_days"]) > 5 else "")
+        print(f"rows left out:     {facts['rows_outside_day']:,} stamped on another day than their folder's, "
+              f"in the hours sampled ({days}; see sample_windows.rows_outside_day)")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
     for change in facts["coverage_rules_changed"]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from collections.abc import Iterator
 from typing import NamedTuple
 
 import duckdb
@@ -52,7 +52,7 @@ class Window:
 
 def day_windows(ds: date, config: Config) -> list[Window]:
     """The sampling windows of ``ds`` in UTC, in order."""
-    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=UTC)
+    midnight, _ = _utc_day(ds)
     length = timedelta(minutes=config.sampling.window_minutes)
     return [
         Window(i, midnight + timedelta(minutes=m), midnight + timedelta(minutes=m) + length)
@@ -72,15 +72,18 @@ class WindowSummary(NamedTuple):
     step: float | None
     rows_null_event_id: int  # the window's rows without an event id: in no event, not sampled
     rows_null_timestamp: int  # rows of its hour files without a timestamp (each file counted once a day)
-    hours_missing: list[int]  # hours it reads that have no log files (sampled with --allow-incomplete)
+    hours_missing: list[int]  # hours it reads with no log rows in it (sampled with --allow-incomplete)
+    rows_outside_day: int  # rows of its hour files stamped on another day (each file counted once a day)
 
     @classmethod
     def of(cls, ds: date, window: WindowFiles, *, available: int, wanted: int, null_event_ids: int) -> WindowSummary:
-        """A short window is taken whole (step 1); an empty one has no step."""
+        """A short window is taken whole (step 1); an empty one has no step. A window without
+        a single row misses all its hours, whether their files are absent or hold other times."""
         step = None if not available else max(1.0, round(available / wanted, 6))
         w = window.window
+        hours_missing = window.hours_missing if available or null_event_ids else w.hours()
         return cls(ds, w.index, w.start, w.end, available, min(available, wanted), step,
-                   null_event_ids, window.null_timestamps, window.hours_missing)
+                   null_event_ids, window.null_timestamps, hours_missing, window.rows_outside_day)
 
 
 @dataclass(frozen=True)
@@ -105,13 +108,31 @@ def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -
     """
     schema, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     choices = [_choose(w, schema, ds=ds, config=config) for w in windows]
-    check_some_events(ds, [c.summary for c in choices])
+    check_windows(ds, config, windows, [c.summary for c in choices], allow_incomplete=allow_incomplete)
     return choices
 
 
-def check_some_events(ds: date, summaries: list[WindowSummary]) -> None:
+def check_windows(ds: date, config: Config, windows: list[WindowFiles], summaries: list[WindowSummary], *,
+                  allow_incomplete: bool) -> None:
+    """Refuse a day with no search event in any window, or with a window whose files hold no
+    row in its time (unless ``allow_incomplete``: it is then recorded as missing, like a window
+    without files). ``summaries`` are the windows' rows, in the order of ``windows``. Both
+    engines run this check once their windows are chosen.
+
+    Raises
+    ------
+    DataError
+        Naming the windows, and how the rows' timestamps and their hour folders disagree
+        when they sit a whole number of hours apart (a writer in local time).
+    """
+    empty = [w.window for w, s in zip(windows, summaries) if not s.events_available and not s.rows_null_event_id]
     if not any(s.events_sampled for s in summaries):
-        raise DataError(f"no search events in any sampling window of {ds}")
+        problem = f"no search events in any sampling window of {ds}"
+    elif empty and not allow_incomplete:
+        problem = _empty_windows_message(ds, config, empty)
+    else:
+        return
+    raise DataError(problem + _hour_folders_disagree(ds, config, windows))
 
 
 def sample_day(ds: date, config: Config, *, allow_incomplete: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -119,9 +140,9 @@ def sample_day(ds: date, config: Config, *, allow_incomplete: bool = False) -> t
 
     Returns the sampled rows (every log column plus ``window``) and one row per window for
     the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
-    events_sampled, step, rows_null_event_id, rows_null_timestamp, hours_missing). The same
-    logs, config and seed give the same sample. The pipeline streams the rows to files instead
-    (``write_sample``).
+    events_sampled, step, rows_null_event_id, rows_null_timestamp, hours_missing,
+    rows_outside_day). The same logs, config and seed give the same sample. The pipeline
+    streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config, allow_incomplete=allow_incomplete)
     samples = [_sampled_rows(c).with_columns(window=pl.lit(c.window.index, pl.Int16))
@@ -148,6 +169,7 @@ _WINDOW_SCHEMA = {
     "rows_null_event_id": pl.Int64,
     "rows_null_timestamp": pl.Int64,
     "hours_missing": pl.List(pl.Int16),
+    "rows_outside_day": pl.Int64,
 }
 _HOUR_FOLDER = re.compile(r"hour=(\d{1,2})")
 
@@ -194,6 +216,7 @@ class WindowFiles(NamedTuple):
     files: LogFiles  # the hour files it reads
     null_timestamps: int  # their rows without a timestamp; a file two windows read counts in the first
     hours_missing: list[int]  # hours it reads that have no files
+    rows_outside_day: int  # their rows stamped on another day, never in a sample; counted as null_timestamps
 
 
 def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) -> tuple[pl.Schema, list[WindowFiles]]:
@@ -212,11 +235,8 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     read = [day_files.subset([f for h in w.hours() for f in by_hour.get(h, [])]) for w in windows]
     footers = _read_footers(day_files.subset(list(dict.fromkeys(f for files in read for f in files.paths))))
     schema = _check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
-    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, day_files.fs), set(), []
-    for window, files, hours in zip(windows, read, missing):
-        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files.paths if f not in counted), hours))
-        counted.update(files.paths)
-    return schema, checked
+    counts = _timestamp_counts(footers, config.logs.timestamp, day_files.fs, day=ds)
+    return schema, _with_counts(windows, read, missing, counts)
 
 
 def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> tuple[pl.Schema, list[WindowFiles]]:
@@ -227,8 +247,7 @@ def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> 
                         catalog=config.paths.iceberg_catalog)
     empty = [w for w, files in zip(windows, found.windows) if not files]
     if empty and not allow_incomplete:
-        affected = ", ".join(f"{w.index} ({w.start:%H:%M}-{w.end:%H:%M})" for w in empty)
-        raise DataError(f"the log table {table} has no data files for {ds} in sampling windows {affected}: "
+        raise DataError(f"the log table {table} has no data files for {ds} in sampling windows {_named(empty)}: "
                         "complete the logs, or run with --allow-incomplete to record those windows as missing")
     named = list(dict.fromkeys(f for files in found.windows for f in files))
     fs = storage.filesystem_for(named[0])[0] if named else pafs.LocalFileSystem()
@@ -238,21 +257,71 @@ def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> 
     footers = _read_footers(day_files)
     schema = pl.from_arrow(found.schema.empty_table()).schema
     _check_columns(schema, table, ts=config.logs.timestamp, event_id=config.logs.event_id)
-    nulls, counted, checked = _null_counts(footers, config.logs.timestamp, fs), set(), []
-    for window, files in zip(windows, read):
-        missing = [] if files.paths else window.hours()
-        checked.append(WindowFiles(window, files, sum(nulls[f] for f in files.paths if f not in counted), missing))
-        counted.update(files.paths)
-    return schema, checked
+    # A row of another day in a table is read on its own day: none is left out.
+    counts = _timestamp_counts(footers, config.logs.timestamp, fs, day=None)
+    missing = [[] if files.paths else window.hours() for window, files in zip(windows, read)]
+    return schema, _with_counts(windows, read, missing, counts)
+
+
+def _with_counts(windows: list[Window], read: list[LogFiles], missing: list[list[int]],
+                 counts: dict[str, _LeftOut]) -> list[WindowFiles]:
+    """Each window's files, hours missing and the rows of its files in no window; a file two
+    windows read is counted in the first, so that a day's counts add up."""
+    counted, checked = set(), []
+    for window, files, hours in zip(windows, read, missing):
+        new = [f for f in files.paths if f not in counted]
+        checked.append(WindowFiles(window, files, sum(counts[f].null for f in new), hours,
+                                   sum(counts[f].outside_day for f in new)))
+        counted.update(new)
+    return checked
 
 
 def _missing_hours_message(ds: date, config: Config, windows: list[Window], missing: list[list[int]]) -> str:
-    hours = sorted({h for hs in missing for h in hs})
-    affected = ", ".join(f"{w.index} ({w.start:%H:%M}-{w.end:%H:%M})" for w, hs in zip(windows, missing) if hs)
-    folders = ", ".join(f"hour={h:02d}" for h in hours)
-    return (f"the logs of {ds} have no files for {folders} under {partition_dir(config.paths.logs, ds)}, "
-            f"which sampling windows {affected} read: complete the logs, or run with --allow-incomplete "
-            "to record those windows as missing")
+    affected = _named([w for w, hs in zip(windows, missing) if hs])
+    return (f"the logs of {ds} have no files for {_folders(h for hs in missing for h in hs)} under "
+            f"{partition_dir(config.paths.logs, ds)}, which sampling windows {affected} read: complete the logs, "
+            "or run with --allow-incomplete to record those windows as missing")
+
+
+def _empty_windows_message(ds: date, config: Config, empty: list[Window]) -> str:
+    where = (f"the log table {config.paths.logs}" if is_table(config.paths.logs) else
+             f"{_folders(h for w in empty for h in w.hours())} under {partition_dir(config.paths.logs, ds)}")
+    return (f"the logs of {ds} have files but no rows in the time of sampling windows {_named(empty)} ({where}): "
+            "complete the logs, or run with --allow-incomplete to record those windows as missing")
+
+
+def _named(windows: list[Window]) -> str:
+    return ", ".join(f"{w.index} ({w.start:%H:%M}-{w.end:%H:%M})" for w in windows)
+
+
+def _folders(hours: Iterable[int]) -> str:
+    return ", ".join(f"hour={h:02d}" for h in sorted(set(hours)))
+
+
+def _hour_folders_disagree(ds: date, config: Config, windows: list[WindowFiles]) -> str:
+    """``: <how>`` when most rows of the hour files the windows read are stamped a whole
+    number of hours (not 0) away from their folder's hour, as when the logs are written in
+    local time; else empty. It reads the files' timestamp column, so only a refusal asks."""
+    paths = list(dict.fromkeys(p for w in windows for p in w.files.paths))
+    if is_table(config.paths.logs) or not paths:
+        return ""
+    fs, ts, (midnight, _) = windows[0].files.fs, config.logs.timestamp, _utc_day(ds)
+    folder = {p: int(_HOUR_FOLDER.fullmatch(p.rsplit("/", 2)[-2]).group(1)) for p in paths}
+    shifts = pl.concat([
+        (pl.from_arrow(pq.ParquetFile(fs.open_input_file(p)).read(columns=[ts]).column(0)).dt.epoch("s")
+         - int(midnight.timestamp())) // 3600 - folder[p]
+        for p in paths
+    ]).drop_nulls()
+    if shifts.is_empty():
+        return ""
+    shift, rows = shifts.value_counts(sort=True).row(0)
+    if shift == 0 or 2 * rows <= shifts.len():
+        return ""
+    example = next((h for h in sorted(folder.values()) if 0 <= h + shift < 24), min(folder.values()))
+    hours = f"{abs(shift)} hour{'s' if abs(shift) > 1 else ''} {'later' if shift > 0 else 'earlier'}"
+    return (f": the rows in the hour folders are stamped {hours} than their folder (UTC; hour={example:02d} holds "
+            f"rows stamped {(example + shift) % 24:02d}:xx): timestamps and hour folders disagree, and feco reads "
+            "hour folders and naive timestamps as UTC: are the timestamps or the folders in local time?")
 
 
 class Footers(NamedTuple):
@@ -309,21 +378,55 @@ def _check_columns(columns: pl.Schema, source: str, *, ts: str, event_id: str) -
         raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({source})")
 
 
-def _null_counts(footers: Footers, column: str, fs: pafs.FileSystem) -> dict[str, int]:
-    """Rows whose ``column`` is NULL, per file: from the row groups' statistics, or by reading
-    the column where a writer left them out."""
+class _LeftOut(NamedTuple):
+    """A log file's rows that no window takes for their timestamp."""
+
+    null: int  # without a timestamp
+    outside_day: int  # stamped on another day than the one whose folder holds the file
+
+
+def _timestamp_counts(footers: Footers, column: str, fs: pafs.FileSystem, *,
+                      day: date | None) -> dict[str, _LeftOut]:
+    """Per file, its rows whose timestamp ``column`` is NULL or (``day`` given) not on ``day``
+    (UTC): from the row groups' statistics, or by reading the column where they cannot tell
+    (a writer left them out, or the row group reaches past the day)."""
+    bounds = None if day is None else _utc_day(day)
     counts = {}
     for path, footer in footers.metadata.items():
         index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(column)
-        counts[path] = 0
+        null = outside = 0
         for group in range(footer.num_row_groups):
             statistics = footer.row_group(group).column(index).statistics
-            if statistics is not None and statistics.has_null_count:
-                counts[path] += statistics.null_count
-            else:
-                table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
-                counts[path] += table.column(0).null_count
+            if (statistics is not None and statistics.has_null_count
+                    and (bounds is None or _within(statistics, bounds))):
+                null += statistics.null_count
+                continue
+            table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
+            stamps = pl.from_arrow(table.column(0))
+            null += stamps.null_count()
+            outside += 0 if bounds is None else _outside(stamps, bounds)
+        counts[path] = _LeftOut(null, outside)
     return counts
+
+
+def _utc_day(ds: date) -> tuple[datetime, datetime]:
+    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=UTC)
+    return midnight, midnight + timedelta(days=1)
+
+
+def _within(statistics: pq.Statistics, bounds: tuple[datetime, datetime]) -> bool:
+    """Whether a row group's statistics show all its timestamps within ``bounds``."""
+    if not statistics.has_min_max or not isinstance(statistics.min, datetime):
+        return False
+    low, high = (v if v.tzinfo else v.replace(tzinfo=UTC) for v in (statistics.min, statistics.max))
+    return bounds[0] <= low and high < bounds[1]
+
+
+def _outside(stamps: pl.Series, bounds: tuple[datetime, datetime]) -> int:
+    """Timestamps outside ``bounds``, naive ones taken as UTC (their epoch is their wall clock's)."""
+    start, end = (int(b.timestamp()) * 1_000_000 for b in bounds)
+    epoch = stamps.dt.epoch("us")
+    return int(((epoch < start) | (epoch >= end)).sum())
 
 
 def _choose(window: WindowFiles, schema: pl.Schema, *, ds: date, config: Config) -> WindowChoice:

@@ -2,9 +2,11 @@
 -- Inputs: runs, sample_windows, feature_status. Output: one row: days, first_ds, last_ds,
 -- last_published_at, events_sampled (all days), features_missing (feature-days missing from
 -- the logs), short_windows (windows that had fewer events than wanted, their logs complete),
--- missing_windows (windows reading an hour that had no logs, sampled with --allow-incomplete)
--- and missing_days (the days that had any), rows_null_event_id and rows_null_timestamp (log
--- rows left out of every sample for a NULL event id or timestamp, all days), null_days (the
+-- missing_windows (windows reading an hour that had no log rows in the window, sampled with
+-- --allow-incomplete) and missing_days (the days that had any), rows_null_event_id and
+-- rows_null_timestamp (log rows left out of every sample for a NULL event id or timestamp,
+-- all days), null_days (the days that had any), rows_outside_day (log rows left out of every
+-- sample for a timestamp on another day than their folder's, all days) and outside_days (the
 -- days that had any).
 SELECT count(*) AS days,
        min(ds) AS first_ds,
@@ -19,5 +21,7 @@ SELECT count(*) AS days,
        (SELECT coalesce(sum(rows_null_event_id), 0) FROM sample_windows) AS rows_null_event_id,
        (SELECT coalesce(sum(rows_null_timestamp), 0) FROM sample_windows) AS rows_null_timestamp,
        (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows
-        WHERE rows_null_event_id > 0 OR rows_null_timestamp > 0) AS null_days
+        WHERE rows_null_event_id > 0 OR rows_null_timestamp > 0) AS null_days,
+       (SELECT coalesce(sum(rows_outside_day), 0) FROM sample_windows) AS rows_outside_day,
+       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows WHERE rows_outside_day > 0) AS outside_days
 FROM runs;

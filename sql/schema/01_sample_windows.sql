@@ -6,9 +6,12 @@
 -- sample; 1 when the window was taken whole, NULL when it was empty), rows_null_event_id (the
 -- window's rows without an event id: in no event, so never sampled), rows_null_timestamp (rows
 -- without a timestamp in the hour files the window reads, so in no window; a file two windows
--- read is counted in the first), hours_missing (hours the window reads that had no log files,
--- a day sampled with --allow-incomplete; empty when none). The last three are NULL for days
--- sampled before they were recorded.
+-- read is counted in the first), hours_missing (hours the window reads that had no log rows in
+-- the window: no log files, or files holding only other times, so all its hours; a day sampled
+-- with --allow-incomplete; empty when none), rows_outside_day (rows in the hour files the
+-- window reads stamped on another day than ds, so in no day's sample; counted as
+-- rows_null_timestamp; 0 for logs in a table, where such a row is read on its own day). The
+-- last four are NULL for days sampled before they were recorded.
 CREATE TABLE IF NOT EXISTS sample_windows (
     ds DATE NOT NULL,
     window_index SMALLINT NOT NULL,
@@ -20,5 +23,6 @@ CREATE TABLE IF NOT EXISTS sample_windows (
     rows_null_event_id BIGINT,
     rows_null_timestamp BIGINT,
     hours_missing SMALLINT[],
+    rows_outside_day BIGINT,
     PRIMARY KEY (ds, window_index)
 );
