@@ -3,10 +3,10 @@ events a window (1.6M events, about 20M sampled rows), end to end, then step by 
 
 First one `python -m feco run` on a fresh warehouse: wall, CPU, peak RSS (bench/lake_scale.py's
 measure). Then the same run's steps in the order `feco run` takes them (feco.tasks.run_day:
-sample, sample_reference, compute_coverage, publish, score, detect, notify), each in its own
-process on another fresh warehouse, so each step's peak RSS is its own; a step's figures
-include starting Python and importing feco (about 1 s). No ranker is trained, so `score`
-has nothing to score (bench/cost_speed.py measures it at this scale).
+sample, sample_reference, compute_coverage, publish, notify), each in its own process on
+another fresh warehouse, so each step's peak RSS is its own; a step's figures include starting
+Python and importing feco (about 1 s). No ranker is trained, so `publish` scores nothing
+(bench/cost_speed.py measures scoring at this scale).
 
     nice -n 10 .venv/bin/python bench/paper_scale.py --parts 14
     rm -r var/lake   # the generated day: about 0.75 GB of Parquet per part
@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from _lake import lake_day
 from lake_scale import DAY, LAKE, _config, _day_size, _field, _measure
 
-STEPS = ["sample", "sample_reference", "compute_coverage", "publish", "score", "detect", "notify"]
+STEPS = ["sample", "sample_reference", "compute_coverage", "publish", "notify"]
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """A warehouse written by an older feco is upgraded when opened for writing, keeping its rows."""
 
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import duckdb
 import pytest
 
 from feco.errors import DataError
-from feco.sql_files import migrations, schema_relations
+from feco.sql_files import SQL_DIR, migrations, schema_relations
 from feco.warehouse import (LEDGER_VERSION, create_schema, held_migrations, open_for_write, open_read_only,
                             upgrade_needed)
 from logbuilder import write_states
@@ -69,32 +70,39 @@ def test_releases_before_the_ledger_refuse_a_warehouse_that_keeps_it(tmp_path):
 
 
 def migration(folder: Path, name: str, sql: str) -> None:
-    folder.mkdir(exist_ok=True)
+    """A test migration in ``folder``, beside feco's own (the views read what they add)."""
+    if not folder.exists():
+        shutil.copytree(SQL_DIR / "migrations", folder)
     (folder / name).write_text(f"-- {name}: a test migration\n{sql}\n")
+
+
+def held_test_migrations(conn) -> list[str]:
+    """The test migrations (numbered 9xx) the ledger holds, in the order they were applied."""
+    return [name for name in held_migrations(conn) if name.startswith("9")]
 
 
 def test_every_migration_the_ledger_lacks_runs_in_order_whatever_its_number(tmp_path):
     folder = tmp_path / "migrations"
-    migration(folder, "002_runs_note.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS note VARCHAR DEFAULT 'before'")
-    migration(folder, "005_runs_note_used.sql", "UPDATE runs SET note = note || ' v5'")
+    migration(folder, "902_runs_note.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS note VARCHAR DEFAULT 'before'")
+    migration(folder, "905_runs_note_used.sql", "UPDATE runs SET note = note || ' v5'")
     path = first_release_warehouse(tmp_path / "old.duckdb")
     with duckdb.connect(str(path)) as conn:
         create_schema(conn, moving_average_days=7, migrations_dir=folder)
         assert conn.sql("SELECT ds, note FROM runs").fetchall() == [(DAY, "before v5")]
         # a branch's migration lands after 005 with a lower number: it still runs, once
-        migration(folder, "003_runs_note_branch.sql", "UPDATE runs SET note = note || ' v3'")
+        migration(folder, "903_runs_note_branch.sql", "UPDATE runs SET note = note || ' v3'")
         assert upgrade_needed(conn, moving_average_days=7, migrations_dir=folder)
         create_schema(conn, moving_average_days=7, migrations_dir=folder)
         create_schema(conn, moving_average_days=7, migrations_dir=folder)  # nothing runs twice
         assert conn.sql("SELECT note FROM runs").fetchall() == [("before v5 v3",)]
-        assert held_migrations(conn) == ["002_runs_note", "005_runs_note_used", "003_runs_note_branch"]
+        assert held_test_migrations(conn) == ["902_runs_note", "905_runs_note_used", "903_runs_note_branch"]
 
 
 def test_two_migrations_with_one_number_both_run_in_name_order(tmp_path):
     folder = tmp_path / "migrations"
-    migration(folder, "002_b.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS b INTEGER DEFAULT 2")
-    migration(folder, "002_a.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS a INTEGER DEFAULT 1")
-    assert list(migrations(folder)) == ["002_a", "002_b"]
+    migration(folder, "902_b.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS b INTEGER DEFAULT 2")
+    migration(folder, "902_a.sql", "ALTER TABLE runs ADD COLUMN IF NOT EXISTS a INTEGER DEFAULT 1")
+    assert list(migrations(folder))[-2:] == ["902_a", "902_b"]
     path = first_release_warehouse(tmp_path / "old.duckdb")
     with duckdb.connect(str(path)) as conn:
         create_schema(conn, moving_average_days=7, migrations_dir=folder)
@@ -105,7 +113,7 @@ def test_a_migration_applies_only_when_its_condition_holds(tmp_path):
     folder = tmp_path / "migrations"
     condition = ("-- applies when: EXISTS (SELECT 1 FROM information_schema.columns "
                  "WHERE table_name = 'runs' AND column_name = 'features')")
-    migration(folder, "002_rename.sql", f"{condition}\nALTER TABLE runs RENAME COLUMN features TO feature_count")
+    migration(folder, "902_rename.sql", f"{condition}\nALTER TABLE runs RENAME COLUMN features TO feature_count")
     for name in ("old.duckdb", "renamed.duckdb"):
         path = first_release_warehouse(tmp_path / name)
         with duckdb.connect(str(path)) as conn:
@@ -113,16 +121,16 @@ def test_a_migration_applies_only_when_its_condition_holds(tmp_path):
                 conn.execute("ALTER TABLE runs RENAME COLUMN features TO feature_count")
             create_schema(conn, moving_average_days=7, migrations_dir=folder)
             assert conn.sql("SELECT feature_count FROM runs").fetchall() == [(3,)]
-            assert held_migrations(conn) == ["002_rename"]
+            assert held_test_migrations(conn) == ["902_rename"]
 
 
 def test_a_failed_migration_leaves_the_warehouse_as_it_was(tmp_path):
     folder = tmp_path / "migrations"
-    migration(folder, "002_runs_note.sql", "ALTER TABLE runs ADD COLUMN note VARCHAR")
-    migration(folder, "003_broken.sql", "ALTER TABLE no_such_table ADD COLUMN x INTEGER")
+    migration(folder, "902_runs_note.sql", "ALTER TABLE runs ADD COLUMN note VARCHAR")
+    migration(folder, "903_broken.sql", "ALTER TABLE no_such_table ADD COLUMN x INTEGER")
     path = first_release_warehouse(tmp_path / "old.duckdb")
     with duckdb.connect(str(path)) as conn:
-        with pytest.raises(DataError, match="migration 003_broken.sql failed"):
+        with pytest.raises(DataError, match="migration 903_broken.sql failed"):
             create_schema(conn, moving_average_days=7, migrations_dir=folder)
         assert held_migrations(conn) == []
         assert "note" not in conn.sql("SELECT * FROM runs").columns

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import quote as url_quote
 
@@ -49,7 +50,7 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
         # PosixPath('var/demo/report/index.html')
     """
     settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
-    with open_read_only(warehouse) as conn:
+    with open_read_only(warehouse, moving_average_days=config.moving_average_days if config else None) as conn:
         data = load_report_data(conn, segment_dim=segment_dim, **settings)
     cube = pack_cube(data.coverage, data.band)
     grid = _grid_table(data.grid)
@@ -67,9 +68,12 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     days = data.coverage.get_column("ds")
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
-    page.write_text(render_page(sections, payload, title="feco: feature coverage report",
-                                subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, from {warehouse.name}",
-                                plotly_js=_plotly_js()), encoding="utf-8")
+    html = render_page(sections, payload, title="feco: feature coverage report",
+                       subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, from {warehouse.name}",
+                       plotly_js=_plotly_js())
+    staged = out / "index.html.tmp"  # a reader (or a crash) never meets half a page
+    staged.write_text(html, encoding="utf-8")
+    os.replace(staged, page)
     return page
 
 
