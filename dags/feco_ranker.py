@@ -12,9 +12,20 @@ docs/airflow.md.
 
 from __future__ import annotations
 
+import os
+import sys
 from datetime import timedelta
 
 from airflow.sdk import dag, task
+
+# Airflow puts the DAG folder on sys.path only when it parses through a DAG bundle (the
+# dag-processor, `airflow dags test`), not for a plain DagBag (`airflow dags list-import-errors
+# --local` without -B, tools that load the file): make this file's own folder importable so
+# the helper copied beside it is found whatever the working directory.
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.append(HERE)
+
 from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, retry_settings, run_config, run_day, tell_failure
 
 

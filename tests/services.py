@@ -172,8 +172,38 @@ def slack_answer(message, size: int):
     return (400, {"Content-Type": "text/plain"}, error) if error else (200, {"Content-Type": "text/plain"}, "ok")
 
 
+class PagerDutyAlerts:
+    """What PagerDuty makes of the events it accepts, by dedup key: a trigger opens an alert
+    (or updates the open one), a resolve closes it. PagerDuty also accepts (202) a resolve for
+    a key with no open alert and does nothing with it: those are kept in ``unmatched``, so a
+    test can hold feco to never sending one."""
+
+    def __init__(self):
+        self.events: dict[str, list[str]] = {}  # each key's accepted actions, in order
+        self.open: set[str] = set()
+        self.unmatched: list[str] = []
+
+    def answer(self, event, size: int):
+        status, headers, text = pagerduty_answer(event, size)
+        key, action = (event.get("dedup_key"), event.get("event_action")) if status == 202 else (None, None)
+        if key:
+            self.events.setdefault(key, []).append(action)
+        if key and action == "trigger":
+            self.open.add(key)
+        elif key and action == "resolve":
+            if key not in self.open:
+                self.unmatched.append(key)
+            self.open.discard(key)
+        return status, headers, text
+
+
+@contextmanager
 def pagerduty_server():
-    return serve(pagerduty_answer, "/v2/enqueue")
+    """A PagerDuty stand-in; its ``alerts`` (PagerDutyAlerts) say what the events opened and closed."""
+    alerts = PagerDutyAlerts()
+    with serve(alerts.answer, "/v2/enqueue") as service:
+        service.alerts = alerts
+        yield service
 
 
 def slack_server():

@@ -7,7 +7,10 @@ nothing else is sent. Every attempt is recorded per message and channel in
 next run, for ``RETRY_DAYS``, unless the service refused it as invalid (HTTP 400 from
 PagerDuty or Slack: recorded as ``rejected``, not sent again). When more than
 ``digest_after`` messages are pending on a channel (after a backfill or an outage) they go as
-one digest; PagerDuty instead gets one event per incident, its latest.
+one digest; PagerDuty instead gets one event per incident, its latest, but never a resolve for
+an alert it was not sent: an incident that ended before PagerDuty received its trigger is left
+out of PagerDuty (recorded as ``left_out``) and reaches people on the other channels, in their
+digest after a backlog.
 
 No service can hold a run: each request has one overall deadline (connect, send and answer
 together, not per socket read) and the run's whole delivery another. Messages go one after
@@ -72,9 +75,11 @@ def notify_alerts(
     the variables of any channel (``webhook``, ``pagerduty``, ``slack``: the DAG passes those
     read from Airflow connections). After a backfill from ``backfill_from`` to ``ds``
     the pending messages of the whole backfill go as one digest, and the latest message of
-    each incident still live on ``ds`` goes apart (someone has to act on it). A channel whose
-    delivery failed gets one ``warn`` line (default: standard error). Returns counts of messages delivered and failed
-    per channel; a digest counts every message it carries.
+    each incident still live on ``ds`` goes apart (someone has to act on it). PagerDuty gets
+    each incident's latest message, unless that is a resolve for an alert it was never sent:
+    then the incident is left out of it. A channel whose delivery failed gets one ``warn`` line
+    (default: standard error). Returns counts of messages delivered and failed per channel; a
+    digest counts every message it carries, and a message left out of PagerDuty counts in neither.
 
     Examples
     --------
@@ -93,7 +98,9 @@ def notify_alerts(
         pending = named_query(conn, "pending_pages", {"channel": channel, "since": since, "until": ds})
         counts[channel] = {"delivered": 0, "failed": 0}
         errors = []
-        outbox = _per_incident(pending, settings) if route.per_incident else _outbox(pending, settings, live_apart=live)
+        outbox, left_out = (_per_incident(pending, settings) if route.per_incident
+                            else (_outbox(pending, settings, live_apart=live), []))
+        _record(conn, pending.filter(pl.col("message_id").is_in(left_out)), channel, left_out=True)
         for ids, message in outbox:  # in order: an opening before its resolution
             error = _attempt(route.send, message)
             counts[channel]["failed" if error else "delivered"] += len(ids)
@@ -218,17 +225,26 @@ def _outbox(pending: pl.DataFrame, settings: Notify,
     return outbox + [_single(row, settings.report) for row in apart.values()]
 
 
-def _per_incident(pending: pl.DataFrame, settings: Notify) -> list[tuple[list[str], Message]]:
-    """(message ids, message): each incident's latest pending message, carrying the ids of all
-    its pending ones, in the order of the latest (for a service that keeps one alert per
-    incident and folds its events by key)."""
+def _per_incident(pending: pl.DataFrame,
+                  settings: Notify) -> tuple[list[tuple[list[str], Message]], list[str]]:
+    """(outbox, ids left out) for a service that keeps one alert per incident and folds its
+    events by key: each incident's latest pending message, carrying the ids of all its pending
+    ones, in the order of the latest. An incident whose latest message is its resolution and
+    that the service never received a trigger of is left out: a resolve alone opens nothing,
+    and a trigger now would page someone for an incident already over."""
     ids: dict[str, list[str]] = {}
     latest: dict[str, dict] = {}
     for row in pending.iter_rows(named=True):
         ids.setdefault(row["incident_id"], []).append(row["message_id"])
         latest.pop(row["incident_id"], None)  # re-inserted: in the order of each incident's latest
         latest[row["incident_id"]] = row
-    return [(ids[incident], _single(row, settings.report)[1]) for incident, row in latest.items()]
+    outbox, left_out = [], []
+    for incident, row in latest.items():
+        if row["event"] == "resolved" and not row["triggered"]:
+            left_out += ids[incident]
+        else:
+            outbox.append((ids[incident], _single(row, settings.report)[1]))
+    return outbox, left_out
 
 
 def _single(row: dict, report: str | None) -> tuple[list[str], Message]:
@@ -284,10 +300,13 @@ def _severity_counts(incidents: list[dict]) -> list[tuple[str, int]]:
     return list(counts.items())
 
 
-def _record(conn, messages: pl.DataFrame, channel: str, error: DeliveryFailed | None) -> None:
+def _record(conn, messages: pl.DataFrame, channel: str, error: DeliveryFailed | None = None, *,
+            left_out: bool = False) -> None:
     at = datetime.now(timezone.utc)
-    tried = not isinstance(error, NotSent)  # a message the deadline kept back was not attempted
-    status = "rejected" if isinstance(error, Rejected) else "failed" if error else "delivered"
+    # neither a message the deadline kept back nor one left out of the channel was attempted
+    tried = not (left_out or isinstance(error, NotSent))
+    status = ("left_out" if left_out else "rejected" if isinstance(error, Rejected)
+              else "failed" if error else "delivered")
     for message_id, attempts in messages.select("message_id", "attempts").iter_rows():
         conn.execute(
             "INSERT OR REPLACE INTO page_deliveries VALUES ($id, $channel, $status, $attempts, $at, $error)",

@@ -1,20 +1,24 @@
 """Delivery after a backfill and its bookkeeping, on incident rows written by hand: one digest for
 the backfill and a message apart for each incident still live, a digest that never carries a
-message already delivered on its channel, one warning line for a failed channel, and a
-message the run's deadline kept back that keeps its attempts."""
+message already delivered on its channel, one warning line for a failed channel, a message
+the run's deadline kept back that keeps its attempts, and PagerDuty (a strict stand-in,
+tests/services.py) triggered for every incident still live and never told to resolve an alert
+it was not sent."""
 
 from datetime import date, timedelta
 
 import polars as pl
 import pytest
+from services import pagerduty_server
 
 from feco.alerts.incidents import SCHEMA
 from feco.alerts.notify import notify_alerts
-from feco.config import Notify
+from feco.config import Notify, PagerDutySettings
 from feco.warehouse import fetch, open_for_write, publish_day
 
 START = date(2026, 5, 4)
 DAYS = 14
+ROUTING_KEY = "R0UT1NGKEY0123456789abcdefSECRET"  # 32 characters, as PagerDuty's are
 
 
 def incident_day(ds: date, incident: str, status: str, event: str | None, severity: str = "high") -> dict:
@@ -43,7 +47,10 @@ def warehouse(tmp_path):
     for ds in days:  # the live ones carry on to the last day
         if ds == START + timedelta(days=DAYS - 1):
             days[ds] += [incident_day(ds, "live0", "ongoing", None, "critical"), incident_day(ds, "live1", "ongoing", None)]
-    path = tmp_path / "feco.duckdb"
+    return published(tmp_path / "feco.duckdb", days)
+
+
+def published(path, days: dict[date, list[dict]]):
     with open_for_write(path) as conn:
         for ds, rows in days.items():
             publish_day(conn, ds, {"incidents": pl.DataFrame(rows, schema=SCHEMA, orient="row")})
@@ -102,3 +109,77 @@ def test_messages_the_run_deadline_kept_back_are_not_counted_as_attempts(warehou
         rows = fetch(conn, "SELECT attempts, last_error FROM page_deliveries WHERE channel = 'webhook'")
     assert counts["webhook"]["failed"] > 0
     assert set(rows["attempts"]) == {0} and set(rows["last_error"]) == {"not sent: the run's delivery deadline had passed"}
+
+
+def day(number: int) -> date:
+    return START + timedelta(days=number)
+
+
+@pytest.fixture
+def three_incidents(tmp_path):
+    """14 days, three incidents: "short" opens on day 1 and resolves on day 3, "escalated"
+    opens on day 4, turns critical on day 5 and resolves on day 8, "live" opens on day 10,
+    turns critical on day 12 and is still live on day 13, the last."""
+    days: dict[date, list[dict]] = {day(i): [] for i in range(DAYS)}
+    for number, incident, status, event, severity in [
+        (1, "short", "open", "opened", "critical"), (3, "short", "resolved", "resolved", "critical"),
+        (4, "escalated", "open", "opened", "high"), (5, "escalated", "ongoing", "escalated", "critical"),
+        (8, "escalated", "resolved", "resolved", "critical"),
+        (10, "live", "open", "opened", "high"), (12, "live", "ongoing", "escalated", "critical"),
+        (13, "live", "ongoing", None, "critical"),
+    ]:
+        days[day(number)].append(incident_day(day(number), incident, status, event, severity))
+    return published(tmp_path / "feco.duckdb", days)
+
+
+def paging(url: str, monkeypatch) -> Notify:
+    monkeypatch.setenv("FECO_TEST_PD_KEY", ROUTING_KEY)
+    return Notify(webhook_url_env=None, pagerduty=PagerDutySettings(url=url, routing_key_env="FECO_TEST_PD_KEY"))
+
+
+def pagerduty_statuses(path) -> dict[str, set[tuple[str, int]]]:
+    """Each incident's (status, attempts) on the pagerduty channel."""
+    with open_for_write(path) as conn:
+        rows = fetch(conn, "SELECT incident_id, page_deliveries.status, attempts FROM page_deliveries "
+                           "JOIN incidents USING (message_id) WHERE channel = 'pagerduty'")
+    statuses: dict[str, set[tuple[str, int]]] = {}
+    for incident, status, attempts in rows.iter_rows():
+        statuses.setdefault(incident, set()).add((status, attempts))
+    return statuses
+
+
+def test_after_a_backfill_pagerduty_triggers_each_live_incident_and_never_resolves_an_alert_it_was_not_sent(
+        three_incidents, monkeypatch):
+    sent, counts = [], []
+    with pagerduty_server() as service:
+        settings = paging(service.url, monkeypatch)
+        for _ in range(2):  # the second run finds nothing left to send
+            with open_for_write(three_incidents) as conn:
+                counts.append(notify_alerts(conn, day(DAYS - 1), settings=settings, echo=sent.append,
+                                            warn=pytest.fail, backfill_from=START)["pagerduty"])
+    assert service.alerts.unmatched == []  # no resolve for a key PagerDuty had no alert for
+    assert service.alerts.events == {"live": ["trigger"]} and service.alerts.open == {"live"}
+    assert service.received[0]["payload"]["severity"] == "critical"  # its latest: the escalation
+    assert counts == [{"delivered": 2, "failed": 0}, {"delivered": 0, "failed": 0}]  # live's two messages, once
+    assert pagerduty_statuses(three_incidents) == {
+        "short": {("left_out", 0)}, "escalated": {("left_out", 0)}, "live": {("delivered", 1)}}
+    digest = next(text for text in sent if text.startswith("feco digest"))
+    assert "f_short" in digest and "f_escalated" in digest  # what PagerDuty was not sent is in the digest
+
+
+def test_after_an_outage_pagerduty_resolves_what_it_was_sent_and_is_not_sent_what_ended_meanwhile(
+        three_incidents, monkeypatch):
+    """Day by day: PagerDuty takes "short"'s opening on day 1, then is down until day 9, while
+    "short" resolves and "escalated" opens, escalates and resolves."""
+    with pagerduty_server() as service:
+        up, down = paging(service.url, monkeypatch), paging("http://127.0.0.1:9/v2/enqueue", monkeypatch)
+        for number in range(10):
+            with open_for_write(three_incidents) as conn:
+                notify_alerts(conn, day(number), settings=up if number in (1, 9) else down,
+                              echo=lambda _: None, warn=lambda _: None)
+    assert service.alerts.unmatched == []
+    assert service.alerts.events == {"short": ["trigger", "resolve"]} and service.alerts.open == set()
+    statuses = pagerduty_statuses(three_incidents)
+    assert statuses["short"] == {("delivered", 1), ("delivered", 7)}  # the resolve failed on days 3 to 8
+    # tried while it was live (days 4 to 7), left out once it had resolved (day 8)
+    assert statuses["escalated"] == {("left_out", 4), ("left_out", 3), ("left_out", 0)}

@@ -55,6 +55,7 @@ def test_pagerduty_triggers_on_open_and_resolves_on_resolve_keyed_by_the_inciden
     assert "f_sparse in region=DE" in trigger["payload"]["summary"]
     assert trigger["payload"]["custom_details"]["sql"].startswith("feco query ")
     assert all(pagerduty_errors(event) == [] for event in service.received)
+    assert service.alerts.unmatched == [] and service.alerts.open == set()
     assert ROUTING_KEY not in everything_printed(config, capsys)
 
 
@@ -65,12 +66,19 @@ def tasks_incidents(config):
         return conn.sql("SELECT message_id, incident_id FROM incidents WHERE message_id IS NOT NULL").pl()
 
 
-def test_a_backlog_sends_pagerduty_one_event_per_incident_its_latest(config, monkeypatch):
+def test_an_incident_over_before_pagerduty_was_sent_its_trigger_is_left_out_of_it(config, monkeypatch, capsys):
+    """Both messages pending at once: a resolve alone would open nothing in PagerDuty, a trigger
+    now would page someone for an incident that is over. The log's digest carries it."""
     monkeypatch.setenv("FECO_TEST_PD_KEY", ROUTING_KEY)
     with pagerduty_server() as service:
-        assert tasks.notify(RESOLVED, with_channels(config, service.url, digest_after=1))["pagerduty"] == {
-            "delivered": 2, "failed": 0}  # the opening and the resolution, one event
-    assert [event["event_action"] for event in service.received] == ["resolve"]
+        paging = with_channels(config, service.url, digest_after=1)
+        assert tasks.notify(RESOLVED, paging)["pagerduty"] == {"delivered": 0, "failed": 0}
+        assert tasks.notify(RESOLVED, paging)["pagerduty"] == {"delivered": 0, "failed": 0}  # nor later
+    assert service.received == []
+    left_out = deliveries(config).filter(channel="pagerduty")
+    assert left_out["status"].to_list() == ["left_out"] * 2 and left_out["attempts"].to_list() == [0, 0]
+    digest = capsys.readouterr().out
+    assert "feco digest: 2 incident messages" in digest and "[CRITICAL] f_sparse in region=DE: resolved" in digest
 
 
 def test_a_rate_limit_is_waited_out_when_its_retry_after_fits_the_deadline(config, monkeypatch):

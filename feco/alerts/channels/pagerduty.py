@@ -3,9 +3,12 @@
 Each feco incident is one alert whose ``dedup_key`` is the incident's id: its opening and
 each escalation send ``trigger`` (PagerDuty adds an escalation to the open alert), its
 resolution ``resolve``. A run sends one event per incident, its latest message (PagerDuty
-folds them by key anyway); nothing is digested. A plain line (a failed task) is one
-``trigger`` of its own. Severity: critical → critical, high → error, medium → warning,
-low → info.
+folds them by key anyway); nothing is digested. PagerDuty accepts a resolve for a key it has
+no alert for and does nothing with it, so feco.alerts.notify sends a resolve only for an
+incident whose trigger PagerDuty received: one that ended before that (a backfill, an outage)
+is left out of PagerDuty, and the other channels carry it (in their digest after a backlog).
+A plain line (a failed task) is one ``trigger`` of its own. Severity: critical → critical,
+high → error, medium → warning, low → info.
 
 The routing key (the integration key of an Events API v2 integration) is a secret: it comes
 from the environment variable the config names or an Airflow connection's password, and
