@@ -1,4 +1,4 @@
-"""Run the fault suite (issue 7) and print one line per case: outcome and what it tries.
+"""Run the fault suite and print one line per case: outcome and what it tries.
 
 Usage:
     .venv/bin/python scripts/fault_report.py              # every case below (about 6 minutes)
@@ -40,6 +40,8 @@ SAMPLING = "tests/test_sampling.py::"
 RERUN = "tests/faults/test_failed_rerun.py::"
 HOSTILE = "tests/test_hostile_logs.py::"
 QUERY = "tests/test_cli_query.py::"
+ONE_LINE = "tests/test_one_line_errors.py::"
+CHANNELS = "tests/alerts/test_channels.py::"
 
 CASES = [
     Case("fault", FAULTS + "test_a_run_killed_at_any_moment_leaves_the_previous_or_the_complete_day",
@@ -87,7 +89,7 @@ CASES = [
     Case("fault", PIPELINE + "test_running_a_day_twice_leaves_identical_rows",
          "running a day twice leaves identical rows"),
     Case("fault", PIPELINE + "test_every_step_retried_alone_leaves_the_same_rows",
-         "each step (sample, coverage, publish, score, detect) run again alone, as a retry would"),
+         "each step (sample, coverage, publish, detect) run again alone, as a retry would"),
     Case("fault", "tests/dags/test_dag_faults.py::test_airflow_retries_each_failed_task_and_the_day_equals_a_clean_run",
          "feco_daily under dag.test(): every task fails once after doing its work, Airflow retries it "
          "(try 2); the day, its alerts and deliveries equal a clean run"),
@@ -156,6 +158,74 @@ CASES = [
     Case("query", FAULTS + "test_ctrl_c_cancels_a_long_query_without_harm",
          "Ctrl-C during a long `feco query`: cancelled at once, exit 130, warehouse usable",
          "SIGINT left the query running: no exit within 30 s (f8bc499 interrupts the DuckDB cursor)"),
+    Case("fault", "tests/faults/test_day_consistency.py::"
+         "test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_repairs",
+         "a rerun taking another sample SIGKILLed at 16 random points: after each kill every day table holds one "
+         "run's whole day and every stored alert counts the published coverage's rows; the next run repairs",
+         "kills left the new coverage beside the previous run's alerts and incidents: publish, score and detect "
+         "committed apart (c918a11 publishes the whole day in one transaction)"),
+    Case("upgrade", "tests/test_release_upgrades.py::test_a_release_s_warehouse_upgrades_keeps_its_rows_and_runs_on",
+         "warehouses written by 0a6e03b, 5ad13d4, 0d40f79 and 4a55bd3 opened by today's feco: status, run, "
+         "alerts and report work and no earlier row is lost",
+         "status and run crashed (hours_missing, window_index), or detection failed on every run "
+         "(incidents.source): migrations applied by number skipped those landed out of order (00b27ac: a "
+         "ledger of migrations by name)"),
+    Case("upgrade", "tests/test_schema_upgrade.py::test_a_warehouse_holding_a_migration_feco_does_not_know_is_refused",
+         "a warehouse holding a migration this feco does not know: refused in one line, for writing and reading",
+         "an older feco opened a newer warehouse carrying the same number and crashed on it (00b27ac)"),
+    Case("upgrade", "tests/test_schema_upgrade.py::test_every_migration_the_ledger_lacks_runs_in_order_whatever_its_number",
+         "a migration landing after a higher-numbered one runs once, in order"),
+    Case("injection", CHANNELS + "test_slack_shows_values_from_the_logs_as_text_and_keeps_its_own_link",
+         "segment values <!channel>, <https://evil.example|Open the report>, tv & <audio> in Slack: shown as "
+         "text; feco's own report link stays a link", "they reached Slack's mrkdwn raw (4785644)"),
+    Case("injection", CHANNELS + "test_the_suggested_command_is_quoted_for_a_shell",
+         "Slack's and PagerDuty's `feco query` command with $(…) and backticks in a value, run by /bin/sh: "
+         "one SQL argument, nothing executed", "the command was double-quoted: $(…) ran when pasted (4785644)"),
+    Case("injection", "tests/report/test_report.py::test_values_from_the_logs_cannot_end_or_comment_out_the_pages_script",
+         "a segment value with <!--<script> and </script> in the report's embedded data",
+         "the data element swallowed the page script (4785644 writes < as \\u003c)"),
+    Case("injection", "tests/test_cli.py::test_printed_values_cannot_drive_the_terminal",
+         "terminal escape sequences in values through `feco query`'s table, CSV and JSON",
+         "they reached the terminal raw (4785644)"),
+    Case("injection", "tests/test_cli.py::test_alerts_text_lines_cannot_drive_the_terminal",
+         "terminal escape sequences in a segment value through `feco alerts`", "raw (4785644)"),
+    Case("injection", "tests/test_coverage.py::test_composed_and_decomposed_segment_values_are_one_segment",
+         "'Österreich' composed and decomposed, both counting paths: one segment",
+         "two segments that look identical (4785644 normalises to NFC)"),
+    Case("leak", CHANNELS + "test_a_slack_refusal_never_quotes_any_part_of_the_webhook_url",
+         "a Slack 400 quoting the webhook's token, or its path: never stored in page_deliveries nor printed",
+         "the token alone was stored and printed (4785644)"),
+    Case("leak", CHANNELS + "test_a_pagerduty_refusal_never_quotes_any_part_of_the_routing_key",
+         "a PagerDuty 400 quoting the routing key or part of it: scrubbed"),
+    Case("input", ONE_LINE + "test_a_full_disk_is_one_line_and_the_published_day_is_kept",
+         "the disk full while the sample and the coverage steps write: one line, the published day byte for byte",
+         "33-60 lines of traceback (c5021c4)"),
+    Case("input", ONE_LINE + "test_duckdb_unable_to_write_is_one_line_naming_the_file",
+         "DuckDB failing to commit (disk full), and the ROLLBACK that follows failing: one line, the write's error",
+         "the real error followed by 'cannot rollback - no transaction is active' (c5021c4)"),
+    Case("input", ONE_LINE + "test_a_read_only_samples_folder_is_one_line",
+         "a samples folder that cannot be written", "a 56-line traceback (c5021c4)"),
+    Case("input", ONE_LINE + "test_an_object_store_refusing_connections_is_one_line_naming_the_endpoint",
+         "an S3 endpoint that refuses connections: one line naming it, no credential",
+         "a 40-line traceback (c5021c4)"),
+    Case("input", ONE_LINE + "test_a_bad_lock_wait_is_a_usage_error_naming_the_variable",
+         "FECO_LOCK_WAIT_SECONDS=abc, nan, -1", "a traceback at import (c5021c4)"),
+    Case("input", ONE_LINE + "test_report_out_naming_a_file_is_one_line",
+         "`feco report --out` naming an existing file", "a traceback (c5021c4)"),
+    Case("input", ONE_LINE + "test_an_infinite_coverage_threshold_is_a_config_error_naming_key_and_file",
+         "a coverage rule '> 1e999'", "accepted as infinite (c5021c4)"),
+    Case("input", HOSTILE + "test_rows_stamped_on_another_day_are_counted_not_dropped_silently",
+         "rows stamped on the next and the previous day in the day's hour files: counted per window, both engines",
+         "dropped and counted nowhere (d8cf524)"),
+    Case("input", HOSTILE + "test_a_window_whose_files_hold_no_rows_in_it_is_refused_unless_allowed_then_recorded_as_missing",
+         "an hour folder whose files hold no row in the window: refused, or recorded missing with "
+         "--allow-incomplete, both engines", "an empty window published, exit 0, no record (d8cf524)"),
+    Case("input", HOSTILE + "test_logs_in_local_time_are_refused_naming_how_timestamps_and_hour_folders_disagree",
+         "timestamps and hour folders in local time: the error says by how many hours they disagree",
+         "'no search events in any sampling window', no hint (d8cf524)"),
+    Case("input", "tests/alerts/test_rule_change.py::test_a_changed_coverage_rule_restarts_the_series_without_a_page",
+         "a feature's coverage rule changed in the config: recorded with the day, the series restarts, no page, "
+         "feco status says so", "the change paged HIGH and the 7-day average mixed both rules (5f6cc6c)"),
 ]
 
 LONG_RUN = Case("long run", "bench/long_run.py",
