@@ -22,6 +22,7 @@ from feco.generator import (
     parse_world,
 )
 from feco.generator.catalogue import query_table
+from feco.generator.world import Calendar
 from feco.generator.incidents import check_incidents
 
 MONDAY = dt.date(2026, 3, 2)
@@ -188,3 +189,63 @@ def test_a_bad_outage_spec_is_one_line_naming_the_part(spec, named):
     with pytest.raises(UsageError, match=re.escape(named)) as error:
         outage(spec)
     assert "\n" not in str(error.value)
+
+
+# --- the calendar -------------------------------------------------------------------------
+
+
+SATURDAY = MONDAY + dt.timedelta(days=5)
+
+
+def events(frame: pl.DataFrame) -> int:
+    return frame["event_id"].n_unique()
+
+
+def test_weekends_growth_and_holidays_set_the_volume():
+    quiet = World(calendar=Calendar(weekend_volume=0.6))
+    assert events(day(SATURDAY, events=4_000, world=quiet)) / events(day(MONDAY, events=4_000, world=quiet)) \
+        == pytest.approx(0.6, abs=0.05)
+    growing = World(calendar=Calendar(weekly_growth=0.1))
+    later = MONDAY + dt.timedelta(days=28)
+    assert events(day(later, events=4_000, world=growing)) / events(day(MONDAY, events=4_000, world=growing)) \
+        == pytest.approx(1.1 ** 4, rel=0.05)
+    holiday = World(calendar=Calendar(holidays=(MONDAY.isoformat(),), holiday_volume=2.5))
+    assert events(day(MONDAY, events=2_000, world=holiday)) / events(day(MONDAY, events=2_000)) \
+        == pytest.approx(2.5, rel=0.05)
+
+
+def test_a_weekend_and_a_holiday_shift_the_query_mix_and_one_group_has_its_own_weekend():
+    groups = (1.0,) * 9 + (0.4,)  # the last product group is searched for in its tail at weekends
+    world = World(calendar=Calendar(weekend_mix=0.8, weekend_groups=groups, holidays=(MONDAY.isoformat(),),
+                                    holiday_mix=0.6))
+    weekday, weekend = day(MONDAY - dt.timedelta(days=7), events=8_000, world=world), day(SATURDAY, events=8_000, world=world)
+    head = query_table(0).names[:100].to_pylist()  # the 100 most popular queries of the plain mix
+
+    def head_share(frame: pl.DataFrame) -> float:
+        return frame.group_by("event_id").agg(pl.col("query").first()).select(pl.col("query").is_in(head).mean()).item()
+
+    assert head_share(weekend) < 0.8 * head_share(weekday)
+    assert head_share(day(MONDAY, events=8_000, world=world)) < 0.6 * head_share(weekday)
+    last_group = pl.col("product_group") == "automotive"
+    own = {name: covered(frame.filter(last_group), "eng_ctr_30d") / covered(frame.filter(~last_group), "eng_ctr_30d")
+           for name, frame in (("weekday", weekday), ("weekend", weekend))}
+    assert own["weekend"] < own["weekday"] - 0.1  # its ratio to the rest of traffic moves at weekends
+
+
+def test_a_rollout_reaches_the_regions_one_after_another():
+    rollout = ("pers_recent_view", MONDAY.isoformat(), 7, 0.25)
+    world = World(calendar=Calendar(rollout=rollout))
+    before, during, after = (day(MONDAY + dt.timedelta(days=d), events=6_000, world=world) for d in (-1, 3, 8))
+    plain = day(MONDAY + dt.timedelta(days=-1), events=6_000)
+    by_region = lambda frame: frame.group_by("region").agg((pl.col("pers_recent_view") > 0).mean().alias("c"))  # noqa: E731
+    assert covered(before, "pers_recent_view") == pytest.approx(0.25 * covered(plain, "pers_recent_view"), rel=0.15)
+    levels = by_region(during)["c"].to_numpy()
+    assert levels.min() < 0.5 * levels.max()  # some regions reached, others not yet
+    assert covered(after, "pers_recent_view") > 3 * covered(before, "pers_recent_view")
+
+
+def test_a_zero_fill_failure_writes_zeros_over_nulls():
+    spec = f"feature=meta_rating,start={MONDAY},days=1,share=1.0,kind=zero_fill"
+    clean, failed = day(), day(incidents=[parse_incident(spec)])
+    assert clean["meta_rating"].null_count() > 0 and failed["meta_rating"].null_count() == 0
+    assert covered(failed, "meta_rating") == 0.0

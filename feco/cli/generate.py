@@ -11,12 +11,13 @@ from feco.cli.options import date_argument
 
 _EPILOG = """\
 incident spec (--incident, repeatable):
-  feature=NAME,start=YYYY-MM-DD,days=N,share=S[,kind=zero|null][,shape=step|decay][,segment=DIM:VALUE]
+  feature=NAME,start=YYYY-MM-DD,days=N,share=S[,kind=zero|null|zero_fill][,shape=step|decay][,segment=DIM:VALUE]
   features   features=A|B|C in place of feature=: several features hit on the same rows
   source     source=FAMILY or source=FAMILY[:N]: all (the first N) features of one family
              (text, metadata, engagement, personalisation, price): a source outage
   share      share of the feature's values hit, in (0, 1]
-  kind       zero: values become 0 (default); null: values become NULL
+  kind       zero: values become 0 (default); null: values become NULL;
+             zero_fill: values and NULLs become 0 (an upstream failing to its default)
   shape      step: the full share from the first day (default);
              decay: share * d / days on day d = 1..days
   segment    only rows of one segment; DIM:VALUE with DIM one of
@@ -31,6 +32,15 @@ world spec (--world): the generated world's knobs, any subset of
   lifetime_days=D       mean age beyond 30 days of the established products shown (default 365)
   launch_every_days=N   new products arrive daily (1, default) or in batches every N days
   cohort_spread=S       log-sd of each arrival day's own engagement coverage (default 0)
+ the calendar:
+  weekend_volume=V      a weekend day's searches against a weekday's (default: a mild weekly shape)
+  weekly_growth=G       volume grows by G a week, from the new region's launch (default 0)
+  weekend_mix=M         every query's popularity exponent times M at weekends (below 1: flatter)
+  weekend_groups=M|M|.. a further multiplier per product group at weekends (its own weekday pattern)
+  holidays=D|D|..       holiday dates: holiday_volume=V (default 2.5) times the searches,
+  holiday_mix=M           the exponent times M (default 1)
+  rollout=F|D|N|K       feature F launched region by region over N days from D; before it
+                        reaches a region only K of its rows log it
 
 example:
   feco generate-logs --out var/logs --start 2026-03-01 --days 28 --events-per-day 20000 \\

@@ -1,4 +1,5 @@
-"""What one day looks like before any row exists: traffic volume and shape, and the day's drift.
+"""What one day looks like before any row exists: traffic volume and shape, the day's query mix
+and drift (a world's :class:`~feco.generator.world.Calendar` moves the volume and the mix).
 
 Everything random about a day as a whole is drawn here from
 ``SeedSequence([seed, date.toordinal()])``, so a day does not depend on which range it was
@@ -55,10 +56,12 @@ class DayPlan:
     presence: dict[str, float]
     hour_presence: dict[str, np.ndarray]
     hour_seeds: tuple[np.random.SeedSequence, ...]
+    query_mix: tuple[float, tuple[float, ...] | None] = (1.0, None)  # the calendar's, see Calendar.mix
 
     @property
     def queries(self) -> QueryTable:
-        return query_table(self.seed, self.world.zipf_exponent, self.world.group_weights)
+        mix, group_mix = self.query_mix
+        return query_table(self.seed, self.world.zipf_exponent * mix, self.world.group_weights, group_mix)
 
     @property
     def n_events(self) -> int:
@@ -80,9 +83,10 @@ def plan_day(
     day_seed, *hour_seeds = np.random.SeedSequence([seed, ds.toordinal()]).spawn(25)
     rng = np.random.default_rng(day_seed)
     weekend = ds.weekday() >= 5
-    n_events = round(events_per_day * _WEEKDAY_VOLUME[ds.weekday()] * np.exp(rng.normal(0, 0.02)))
-    minute_counts = rng.multinomial(n_events, _diurnal_profile())
     days_since_launch = (ds - new_region_launch).days
+    volume = world.calendar.volume(ds, weekday_shape=tuple(_WEEKDAY_VOLUME), since_launch=days_since_launch)
+    n_events = min(round(events_per_day * volume * np.exp(rng.normal(0, 0.02))), MAX_EVENTS_PER_DAY)
+    minute_counts = rng.multinomial(n_events, _diurnal_profile())
     presence, hour_presence = _presence_drift(rng, weekend=weekend)
     return DayPlan(
         ds=ds,
@@ -95,6 +99,7 @@ def plan_day(
         presence=presence,
         hour_presence=hour_presence,
         hour_seeds=tuple(hour_seeds),
+        query_mix=world.calendar.mix(ds),
     )
 
 

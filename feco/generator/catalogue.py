@@ -72,25 +72,39 @@ class QueryTable:
     names: pa.Array
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def query_table(
-    seed: int, zipf_exponent: float = 1.0, group_weights: tuple[float, ...] = GROUP_WEIGHTS
+    seed: int, zipf_exponent: float = 1.0, group_weights: tuple[float, ...] = GROUP_WEIGHTS,
+    group_mix: tuple[float, ...] | None = None,
 ) -> QueryTable:
-    """The query catalogue of ``seed`` (cached: every hour of every day uses it)."""
+    """The query catalogue of ``seed`` (cached: every hour of every day uses it). With
+    ``group_mix`` a product group's queries fall as ``rank ** -(zipf_exponent * mix)``: a
+    group searched for in its tail (a weekend's mix, :class:`feco.generator.world.Calendar`)."""
     ranks = np.arange(N_QUERIES)
+    u_group, _, _, _ = uniforms(hash_ids(ranks, seed=seed, stream=1))
+    group = np.searchsorted(np.cumsum(group_weights), u_group * 0.999999).astype(np.int8)
     weights = 1.0 / (ranks + 1.0) ** zipf_exponent
+    if group_mix is not None:
+        weights = within_groups(weights, group, np.asarray(group_mix))
     cdf = np.cumsum(weights) / weights.sum()
     # A query's band is set by the traffic share of the queries more popular than it.
     band = np.searchsorted(_BAND_EDGES, cdf - weights / weights.sum(), side="right").astype(np.int8)
     popularity_score = (1.0 - np.log1p(ranks) / np.log1p(N_QUERIES)).astype(np.float32)
-    u_group, _, _, _ = uniforms(hash_ids(ranks, seed=seed, stream=1))
-    group = np.searchsorted(np.cumsum(group_weights), u_group * 0.999999).astype(np.int8)
     # Names are a seeded permutation so a query's popularity is not readable from its name.
     perm = np.random.default_rng(np.random.SeedSequence([seed, 1])).permutation(N_QUERIES)
     names = pa.array([f"q{number:06d}" for number in perm], type=pa.string())
     return QueryTable(
         cdf=cdf, band=band, popularity_score=popularity_score, group=group, names=names
     )
+
+
+def within_groups(weights: np.ndarray, group: np.ndarray, mix: np.ndarray) -> np.ndarray:
+    """Each group's queries' weights raised to its ``mix`` and scaled back to the group's own
+    total: the group is searched for as often, deeper in its tail (``mix`` below 1)."""
+    moved = weights ** mix[group]
+    totals = np.bincount(group, weights=weights, minlength=len(mix))
+    moved_totals = np.bincount(group, weights=moved, minlength=len(mix))
+    return moved * (totals / np.where(moved_totals > 0, moved_totals, 1.0))[group]
 
 
 def slots_per_day(group_weights: tuple[float, ...], launch_every_days: int = 1) -> np.ndarray:

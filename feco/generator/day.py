@@ -99,6 +99,7 @@ def hour_table(plan: DayPlan, hour: int, *, incidents: Sequence[Incident] = ()) 
     past_purchase = clean["pers_past_purchase"][0] > 0
     label = draw_labels(hidden[order], position, past_purchase=past_purchase, rng=rng)
     logged = _apply_incidents(clean, rows, order, plan=plan, hour=hour, incidents=incidents)
+    logged = apply_rollout(logged, rows.region[order], plan=plan, hour=hour)
     return _table(rows, order, position=position, label=label, features=logged, plan=plan)
 
 
@@ -136,11 +137,30 @@ def _apply_incidents(
 def corrupt(
     values: np.ndarray, valid: np.ndarray | None, *, hit: np.ndarray, kind: str
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """A feature's (values, valid) with the ``hit`` rows zeroed, and NULL for ``kind="null"``."""
+    """A feature's (values, valid) with the ``hit`` rows zeroed: NULL for ``kind="null"``, and
+    a NULL overwritten by the 0 too for ``kind="zero_fill"``."""
     values = np.where(hit, np.float32(0.0), values)
     if kind == "null":
         valid = ~hit if valid is None else valid & ~hit
+    elif kind == "zero_fill" and valid is not None:
+        valid = valid | hit
     return values, valid
+
+
+def apply_rollout(
+    logged: dict[str, tuple[np.ndarray, np.ndarray | None]], region: np.ndarray, *, plan: DayPlan, hour: int
+) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Logged (values, valid) with the calendar's rollout applied: in the regions it has not
+    reached yet, all but ``kept`` of its feature's rows log 0 (see Calendar.rollout)."""
+    calendar = plan.world.calendar
+    reached = calendar.rollout_reached(plan.ds, len(REGIONS), plan.seed)
+    if reached is None:
+        return logged
+    feature, _, _, kept = calendar.rollout
+    # Stream 0 of the hour: incidents take 1, 2, …, so a rollout leaves their rows unchanged.
+    rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.ds.toordinal(), hour, 0]))
+    hidden = ~reached[region] & (rng.random(len(region)) >= kept)
+    return logged | {feature: corrupt(*logged[feature], hit=hidden, kind="zero")}
 
 
 def _segment_codes(rows: Rows, order: np.ndarray, *, plan: DayPlan) -> dict[str, np.ndarray]:

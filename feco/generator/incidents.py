@@ -32,7 +32,7 @@ SEGMENT_VALUES: dict[str, tuple[str, ...]] = {
     "query_band": QUERY_BANDS,
     "product_age": PRODUCT_AGES,
 }
-KINDS = ("zero", "null")
+KINDS = ("zero", "null", "zero_fill")
 SHAPES = ("step", "decay")
 # What an incident hits: one feature, a list of them, or (the first N of) a source's features.
 _TARGETS = ("feature", "features", "source")
@@ -42,7 +42,7 @@ _SOURCE = re.compile(r"^(\w+)(?:\[:(\d+)\])?$")
 
 INCIDENT_SPEC_HELP = (
     "feature=NAME|features=A|B|...|source=FAMILY[:N],start=YYYY-MM-DD,days=N,share=S"
-    "[,kind=zero|null][,shape=step|decay][,segment=DIM:VALUE]"
+    "[,kind=zero|null|zero_fill][,shape=step|decay][,segment=DIM:VALUE]"
 )
 
 
@@ -70,7 +70,9 @@ class Incident:
         Share of the feature's values hit, in (0, 1]; with ``shape="decay"`` the share reached
         on the last day.
     kind
-        ``"zero"`` writes 0.0, ``"null"`` writes NULL (a logging bug, told apart by monitoring).
+        ``"zero"`` writes 0.0, ``"null"`` writes NULL (a logging bug, told apart by monitoring),
+        ``"zero_fill"`` writes 0.0 over NULLs too (an upstream failing to its default value:
+        a feature's NULL share falls to nothing while it lasts, and comes back after).
     shape
         ``"step"`` hits ``share`` from the first day; ``"decay"`` hits ``share * d / days`` on
         day ``d = 1..days``.
@@ -87,7 +89,7 @@ class Incident:
     start: dt.date
     days: int
     share: float
-    kind: Literal["zero", "null"] = "zero"
+    kind: Literal["zero", "null", "zero_fill"] = "zero"
     shape: Literal["step", "decay"] = "step"
     segment: Segment | None = None
     others: tuple[str, ...] = ()

@@ -37,7 +37,7 @@ import datetime as dt
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,8 +48,8 @@ from feco.errors import DataError, UsageError
 from feco.evaluation.letor import read_letor
 from feco.generator.behaviour import rank_lists
 from feco.generator.calendar import DayPlan, plan_day
-from feco.generator.catalogue import hash_ids, uniforms
-from feco.generator.day import check_volume, corrupt
+from feco.generator.catalogue import hash_ids, uniforms, within_groups
+from feco.generator.day import apply_rollout, check_volume, corrupt
 from feco.generator.incidents import Incident, check_incidents, incident_mask
 from feco.generator.schema import (
     GROUP_WEIGHTS,
@@ -61,7 +61,7 @@ from feco.generator.schema import (
     ROW_FIELDS,
 )
 from feco.generator.traffic import choose, event_times
-from feco.generator.world import World
+from feco.generator.world import Calendar, World
 from feco.generator.writer import write_days, write_manifest
 from feco.ranker.datasets import default_root
 
@@ -133,6 +133,9 @@ class LtrWorld:
         out of ``product_age = new`` before it renews).
     group_weights, region_weights
         Traffic share of each product group (by query) and region, as in :class:`World`.
+    calendar
+        Weekends, growth, holidays and a rollout, as in :class:`World` (a mix's multiplier
+        applies to the exponent of this world's Zipf weights).
     """
 
     dataset: str = "mq2008"
@@ -142,6 +145,7 @@ class LtrWorld:
     renewal_days: int = 60
     group_weights: tuple[float, ...] = GROUP_WEIGHTS
     region_weights: tuple[float, ...] = REGION_WEIGHTS
+    calendar: Calendar = field(default_factory=Calendar)
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -153,6 +157,8 @@ class LtrWorld:
         # The zipf and weight checks are World's.
         World(zipf_exponent=self.zipf_exponent, group_weights=self.group_weights,
               region_weights=self.region_weights)
+        if self.calendar.rollout and self.calendar.rollout[0] not in self.features:
+            raise UsageError(f"rollout feature {self.calendar.rollout[0]!r} is not a feature of {self.dataset}")
 
     @property
     def sources(self) -> dict[str, tuple[str, ...]]:
@@ -233,10 +239,11 @@ def generate_ltr_logs(
     write_manifest(target, {
         "seed": seed, "events_per_day": events_per_day, "start": start.isoformat(), "days": days,
         "new_region_launch": launch.isoformat(), "incidents": [i.to_dict() for i in incidents],
-        "ltr_world": {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(world).items()},
+        "ltr_world": {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(world).items()
+                      if key != "calendar"} | ({"calendar": world.calendar.to_dict()} if world.calendar != Calendar() else {}),
         "features": list(world.features), "sources": {k: list(v) for k, v in world.sources.items()},
     })  # fmt: skip
-    calendar_world = World(region_weights=world.region_weights)
+    calendar_world = World(region_weights=world.region_weights, calendar=world.calendar)
 
     def hours_of(ds: dt.date) -> Callable[[int], pa.Table]:
         plan = plan_day(ds, events_per_day=events_per_day, seed=seed, new_region_launch=launch, world=calendar_world)
@@ -316,13 +323,17 @@ def _read(folder: Path, dataset: Dataset) -> pl.DataFrame:
 
 
 def _query_cdf(catalogue: _Catalogue, world: LtrWorld, ds: dt.date) -> np.ndarray:
-    """The day's query mix: the Zipf weights moved by each query's drift waves."""
+    """The day's query mix: the Zipf weights, their exponent moved by the calendar (weekends,
+    holidays, a group's own weekend), moved by each query's drift waves."""
     day = ds.toordinal()
     drift = np.zeros(len(catalogue.log_weight))
     for i, period in enumerate(_DRIFT_PERIODS):
         amplitude, phase = catalogue.waves[:, 2 * i], catalogue.waves[:, 2 * i + 1]
         drift += amplitude * np.sin(2 * np.pi * (day / period + phase))
-    weights = np.exp(catalogue.log_weight + world.query_drift * np.sqrt(2.0) * drift)
+    mix, group_mix = world.calendar.mix(ds)
+    weights = np.exp(catalogue.log_weight * mix + world.query_drift * np.sqrt(2.0) * drift)
+    if group_mix is not None:
+        weights = within_groups(weights, catalogue.query_group, np.asarray(group_mix))
     cdf = np.cumsum(weights)
     return cdf / cdf[-1]
 
@@ -419,4 +430,5 @@ def _logged_values(
         hit = incident_mask(incident, plan.ds, segments, rng=rng)
         for feature in incident.features:
             columns[feature] = corrupt(*columns[feature], hit=hit, kind=incident.kind)
+    columns = apply_rollout(columns, segments["region"], plan=plan, hour=hour)
     return [(v, None if valid is None else ~valid) for v, valid in columns.values()]

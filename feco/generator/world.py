@@ -1,24 +1,131 @@
-"""The knobs of the simulated world: query concentration, catalogue churn, segment sizes.
+"""The knobs of the simulated world: query concentration, catalogue churn, segment sizes, and
+the calendar real traffic follows.
 
 The defaults are the generator's own world, so logs generated without a :class:`World` stay
 byte for byte what they were. A benchmark turns the knobs to test monitoring on worlds it was
 not tuned on: a flatter or steeper query mix, products arriving in batches and ageing out
-fast, product groups and regions from 1% to 50% of traffic.
+fast, product groups and regions from 1% to 50% of traffic, and a :class:`Calendar`: weekends
+with their own volume and query mix (some product groups more than others), growth, holidays
+with a shifted mix, and a feature rolled out region by region.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+from datetime import date
 from typing import Any
 
+import numpy as np
+
 from feco.errors import UsageError
-from feco.generator.schema import GROUP_WEIGHTS, PRODUCT_GROUPS, REGION_WEIGHTS, REGIONS
+from feco.generator.schema import FEATURES, GROUP_WEIGHTS, PRODUCT_GROUPS, REGION_WEIGHTS, REGIONS
 
 WORLD_SPEC_HELP = (
     "zipf_exponent=S,group_weights=W1|W2|...,region_weights=W1|...,new_share=P,"
     "lifetime_days=D,launch_every_days=N,cohort_spread=S (any subset)"
 )
+
+
+@dataclass(frozen=True)
+class Calendar:
+    """What the calendar does to traffic: weekends, growth, holidays, a feature's rollout.
+
+    Parameters
+    ----------
+    weekend_volume
+        A weekend day's search volume against a weekday's (0.6: 40% fewer searches on
+        Saturdays and Sundays); None keeps the generator's own mild weekly shape.
+    weekly_growth
+        Volume grows by this share a week, counted from the new region's launch.
+    weekend_mix
+        At weekends every query's popularity exponent is multiplied by this: below 1, a
+        flatter mix (more searches in the tail, where engagement data is thinner).
+    weekend_groups
+        Per product group, a further multiplier of its queries' exponent at weekends: a group
+        whose weekend queries differ (0.6: it is searched for in its tail at weekends), so its
+        coverage has a weekday pattern of its own, unlike the rest of traffic.
+    holidays
+        ISO dates of holidays: ``holiday_volume`` times the searches, with the query mix's
+        exponent multiplied by ``holiday_mix``.
+    rollout
+        ``(feature, first_day, days, kept)``: a feature launched region by region. Before it
+        reaches a region only ``kept`` of the rows that have it log it (the rest log 0); the
+        regions are reached one after another, in an order drawn from the seed, from
+        ``first_day`` over ``days`` days (the new region last).
+
+    Examples
+    --------
+    >>> Calendar(weekend_volume=0.6, holidays=("2026-02-14",)).is_holiday(date(2026, 2, 14))
+    True
+    >>> Calendar(weekend_mix=0)
+    Traceback (most recent call last):
+    ...
+    feco.errors.UsageError: world weekend_mix=0 is not in [0.1, 3]
+    """
+
+    weekend_volume: float | None = None
+    weekly_growth: float = 0.0
+    weekend_mix: float = 1.0
+    weekend_groups: tuple[float, ...] | None = None
+    holidays: tuple[str, ...] = ()
+    holiday_volume: float = 2.5
+    holiday_mix: float = 1.0
+    rollout: tuple[str, str, int, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.weekend_volume is not None:
+            _check_range("weekend_volume", self.weekend_volume, 0.1, 3.0)
+        _check_range("weekly_growth", self.weekly_growth, -0.5, 1.0)
+        _check_range("weekend_mix", self.weekend_mix, 0.1, 3.0)
+        _check_range("holiday_mix", self.holiday_mix, 0.1, 3.0)
+        _check_range("holiday_volume", self.holiday_volume, 0.1, 10.0)
+        if self.weekend_groups is not None and (len(self.weekend_groups) != len(PRODUCT_GROUPS)
+                                                 or not all(0.1 <= m <= 3.0 for m in self.weekend_groups)):
+            raise UsageError(f"world weekend_groups needs {len(PRODUCT_GROUPS)} multipliers in [0.1, 3], "
+                             f"got {self.weekend_groups!r}")
+        for day in self.holidays:
+            _iso_date("holidays", day)
+        if self.rollout is not None:
+            feature, first_day, days, kept = self.rollout
+            _iso_date("rollout", first_day)
+            if not isinstance(days, int) or days < 1 or not 0.0 <= kept < 1.0:
+                raise UsageError(f"world rollout={self.rollout!r}: days must be 1 or more and kept in [0, 1)")
+
+    def is_holiday(self, ds: date) -> bool:
+        return ds.isoformat() in self.holidays
+
+    def to_dict(self) -> dict[str, Any]:
+        """The knobs as JSON-ready values."""
+        return {key: _json(value) for key, value in asdict(self).items()}
+
+    def volume(self, ds: date, *, weekday_shape: tuple[float, ...], since_launch: int) -> float:
+        """The day's volume against the mean: weekday shape, growth and holiday."""
+        if self.weekend_volume is None:
+            shape = weekday_shape[ds.weekday()]
+        else:
+            shape = (self.weekend_volume if ds.weekday() >= 5 else 1.0) * 7 / (5 + 2 * self.weekend_volume)
+        growth = (1.0 + self.weekly_growth) ** (since_launch / 7)
+        return shape * growth * (self.holiday_volume if self.is_holiday(ds) else 1.0)
+
+    def mix(self, ds: date) -> tuple[float, tuple[float, ...] | None]:
+        """The day's multiplier of the query exponent, and per product group a further one."""
+        if self.is_holiday(ds):
+            return self.holiday_mix, None
+        if ds.weekday() >= 5:
+            return self.weekend_mix, self.weekend_groups
+        return 1.0, None
+
+    def rollout_reached(self, ds: date, regions: int, seed: int) -> np.ndarray | None:
+        """Per region code, whether the rollout has reached it on ``ds`` (None: no rollout)."""
+        if self.rollout is None:
+            return None
+        _, first_day, days, _ = self.rollout
+        order = np.r_[np.random.default_rng([seed, 7]).permutation(regions - 1), regions - 1]
+        reached_on = np.empty(regions, dtype=np.int64)
+        reached_on[order] = np.round(np.linspace(0, days - 1, regions)).astype(np.int64)
+        return (ds - date.fromisoformat(first_day)).days >= reached_on
+
 
 
 @dataclass(frozen=True)
@@ -47,6 +154,8 @@ class World:
         Standard deviation (log scale) of each arrival day's own factor on engagement
         presence (0: none): a batch onboarded with half its data feeds is less covered for
         good, so the new segment's coverage moves as its membership turns over.
+    calendar
+        Weekends, growth, holidays and a rollout (see :class:`Calendar`).
 
     Examples
     --------
@@ -65,6 +174,7 @@ class World:
     lifetime_days: float = 365.0
     launch_every_days: int = 1
     cohort_spread: float = 0.0
+    calendar: Calendar = field(default_factory=Calendar)
 
     def __post_init__(self) -> None:
         _check_range("zipf_exponent", self.zipf_exponent, 0.1, 3.0)
@@ -75,10 +185,19 @@ class World:
         if not isinstance(self.launch_every_days, int) or not 1 <= self.launch_every_days <= 30:
             raise UsageError(f"world launch_every_days={self.launch_every_days!r} is not a whole number in 1..30")
         _check_range("cohort_spread", self.cohort_spread, 0.0, 2.0)
+        if self.calendar.rollout and self.calendar.rollout[0] not in FEATURES:
+            raise UsageError(f"world rollout: {self.calendar.rollout[0]!r} is not a generated feature")
 
     def to_dict(self) -> dict[str, Any]:
-        """The knobs as JSON-ready values (weights as lists)."""
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+        """The knobs as JSON-ready values (weights as lists; the calendar only when set)."""
+        knobs = {key: _json(value) for key, value in asdict(self).items() if key != "calendar"}
+        if self.calendar != Calendar():
+            knobs["calendar"] = self.calendar.to_dict()
+        return knobs
+
+
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def parse_world(spec: str) -> World:
@@ -91,24 +210,33 @@ def parse_world(spec: str) -> World:
     >>> parse_world("zipf=0.8")
     Traceback (most recent call last):
     ...
-    feco.errors.UsageError: world spec 'zipf=0.8': unknown key 'zipf' (known: zipf_exponent, group_weights, region_weights, new_share, lifetime_days, launch_every_days, cohort_spread)
+    feco.errors.UsageError: world spec 'zipf=0.8': unknown key 'zipf' (known: zipf_exponent, group_weights, region_weights, new_share, lifetime_days, launch_every_days, cohort_spread, weekend_volume, weekly_growth, weekend_mix, weekend_groups, holidays, holiday_volume, holiday_mix, rollout)
+    >>> parse_world("weekend_volume=0.6,holidays=2026-02-14,rollout=pers_recent_view|2026-02-02|7|0.25").calendar.rollout
+    ('pers_recent_view', '2026-02-02', 7, 0.25)
     """
-    known = {field.name: field.type for field in fields(World)}
+    world_keys = [field.name for field in fields(World) if field.name != "calendar"]
+    calendar_keys = [field.name for field in fields(Calendar)]
     values: dict[str, Any] = {}
+    calendar: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         key, sep, text = (s.strip() for s in part.partition("="))
         if not sep or not text:
             raise UsageError(f"world spec {spec!r}: part {part!r} is not key=value")
-        if key not in known:
-            raise UsageError(f"world spec {spec!r}: unknown key {key!r} (known: {', '.join(known)})")
-        values[key] = _value(key, text)
-    return World(**values)
+        if key not in world_keys + calendar_keys:
+            raise UsageError(f"world spec {spec!r}: unknown key {key!r} (known: {', '.join(world_keys + calendar_keys)})")
+        (calendar if key in calendar_keys else values)[key] = _value(key, text)
+    return World(**values, calendar=Calendar(**calendar))
 
 
 def _value(key: str, text: str) -> Any:
     try:
-        if key.endswith("_weights"):
+        if key.endswith("_weights") or key == "weekend_groups":
             return tuple(float(w) for w in text.split("|"))
+        if key == "holidays":
+            return tuple(text.split("|"))
+        if key == "rollout":
+            feature, first_day, days, kept = text.split("|")
+            return feature, first_day, int(days), float(kept)
         return int(text) if key == "launch_every_days" else float(text)
     except ValueError:
         raise UsageError(f"world {key}={text!r} is not a number{' list (W1|W2|...)' if '|' in text else ''}") from None
@@ -117,6 +245,13 @@ def _value(key: str, text: str) -> Any:
 def _check_range(key: str, value: float, low: float, high: float) -> None:
     if not (isinstance(value, int | float) and low <= value <= high):
         raise UsageError(f"world {key}={value!r} is not in [{low:g}, {high:g}]")
+
+
+def _iso_date(key: str, text: str) -> None:
+    try:
+        date.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"world {key}: {text!r} is not a date (YYYY-MM-DD)") from None
 
 
 def _check_weights(key: str, weights: tuple[float, ...], count: int) -> None:
