@@ -6,7 +6,7 @@ features (``features`` when the table has that column, else ``[feature]``) is am
 injected incident's, the two segments hold one another (``all`` holds everything, ``region=DE``
 holds the cross ``DE x head``), and it opened (paged first; an incident tracked quietly before
 opens on its first page) during the injected incident or up to 7 days after it. Over the
-scored days (from ``page_after_days`` on):
+scored days (from day 7 on, the alerts' warm-up; a team is paged from its first days too):
 
 - false opens, escalations and resolves a week: pages of incidents that match nothing
   injected, per 7 scored days; false pages are their sum;
@@ -17,7 +17,9 @@ scored days (from ``page_after_days`` on):
   incidents carried it (a source outage should be one), the share of its features they
   listed, and the days from the data's recovery to the last of them resolving;
 - a *target* is a step (zero or NULL, one feature or a source's) of at least 20% in a segment
-  with at least 5% of the onset day's sampled rows.
+  with at least 5% of the onset day's sampled rows;
+- the first two weeks apart: pages about nothing in a world's first 14 days (its warm-up: no
+  incident is injected before day 14), what a team meets first.
 """
 
 from __future__ import annotations
@@ -67,14 +69,16 @@ def load_row_shares(conn) -> pl.DataFrame:
 
 
 def score_run(incidents: pl.DataFrame, shares: pl.DataFrame, truth: list[dict], *, first_scored: date,
-              last_day: date) -> dict:
-    """Everything scored in one run: false pages, and what happened to each injected incident."""
+              last_day: date, first_weeks_until: date) -> dict:
+    """Everything scored in one run: false pages, those before ``first_weeks_until`` apart, and
+    what happened to each injected incident."""
     matches = _matches(incidents, truth)
     per_incident = [_judge(i, truth_row, incidents, matches, shares) for i, truth_row in enumerate(truth)]
     unmatched = incidents.filter(~pl.col("incident_id").is_in(list(matches)))
     scored_days = (last_day - first_scored).days + 1
     weeks = scored_days / 7
-    false = unmatched.filter(pl.col("event").is_not_null() & (pl.col("ds") >= first_scored))
+    paged = unmatched.filter(pl.col("event").is_not_null())
+    false = paged.filter(pl.col("ds") >= first_scored)
     counts = {event: false.filter(pl.col("event") == event).height for event in ("opened", "escalated", "resolved")}
     return {
         "scored_days": scored_days,
@@ -86,6 +90,7 @@ def score_run(incidents: pl.DataFrame, shares: pl.DataFrame, truth: list[dict], 
         "false_opens_per_week": counts["opened"] / weeks,
         "false_resolves_per_week": counts["resolved"] / weeks,
         "false_pages_per_week": sum(counts.values()) / weeks,
+        "first_weeks_false_pages": paged.filter(pl.col("ds") < first_weeks_until).height,
         "false_page_events": false.select(
             pl.col("ds").cast(pl.String), "event", pl.col("features").list.join("|").alias("features"),
             pl.format("{}:{}", "segment_dim", "segment_value").alias("segment"), "headline_rule",
@@ -236,6 +241,7 @@ def pooled(results: list[dict]) -> dict:
         "runs": len(results), "weeks": weeks,
         "false_opens": rate("false_opens"), "false_resolves": rate("false_resolves"),
         "false_pages": rate("false_pages"),
+        "first_weeks": [r.get("first_weeks_false_pages") for r in results],
         **{key: ratio(key) for key in ("target_recall", "other_recall", "severity_at_first_page",
                                        "decays_at_reached_tier", "outages_paged_once")},
         "median_delay": statistics.median(delays) if delays else None,

@@ -14,23 +14,30 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | sizes | product groups and regions from ~1% to ~50% of traffic | — |
 | outage | the default | 2–3 source outages of 3–8 features of one family, decays in small segments |
 | ltr | MQ2008's real feature values (feco.generator.ltr_world), Zipf over its 784 queries, a catalogue renewed every 45–120 days | sources are the index fields and the link graph |
+| weekday | the default, with a calendar: weekends at 55–80% of a weekday's searches with a flatter query mix, two product groups searched deeper in their tail at weekends (their own weekday pattern), 0–4% growth a week | — |
+| holiday | weekday's calendar and one or two holidays after the warm-up at 2–3× the searches with a much flatter mix | — |
+| rollout | weekday's calendar, a feature rolled out region by region over 5–9 days from 20–35% to all of its rows, the new region launched after the warm-up | — |
+| nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
+| calendar | MQ2008's real values with all of it: weekends, growth, a holiday, a rollout, a region launched after the warm-up | — |
 
 The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
 included), other steps (10–19%, or in segments under 5%), decays (30–80% reached over 7–21
-days), a source outage and a one-day NULL blip.
+days), a source outage and a one-day NULL blip. The calendar families model what a team's
+traffic does (bench/alerts_sweep.py scores false pages from day 7, the first two weeks apart).
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 
 import numpy as np
 
 from feco.generator import FEATURE_FAMILIES, World, parse_incident
 from feco.generator.ltr_world import LtrWorld
+from feco.generator.world import Calendar
 from feco.generator.ltr_world import segment_shares as ltr_segment_shares
 from feco.generator.schema import PRODUCT_GROUPS, REGIONS
 
@@ -53,6 +60,7 @@ class Scenario:
     start: date = START
     days: int = DAYS
     clean_days: int = CLEAN_DAYS
+    launch_day: int = NEW_REGION_LAUNCH
 
     @property
     def is_ltr(self) -> bool:
@@ -68,7 +76,13 @@ class Scenario:
 
     @property
     def new_region_launch(self) -> date:
-        return self.start + timedelta(days=NEW_REGION_LAUNCH)
+        return self.start + timedelta(days=self.launch_day)
+
+    @property
+    def rolled_out(self) -> str | None:
+        """The feature a calendar rolls out, which no incident may use."""
+        rollout = self.world.calendar.rollout
+        return rollout[0] if rollout else None
 
     def incidents(self) -> list:
         return [parse_incident(spec, families=self.sources) for spec in self.specs]
@@ -84,6 +98,7 @@ class Mix:
     small_decays: tuple[int, int] = (0, 0)
     outages: tuple[int, int] = (1, 1)
     null_blips: tuple[int, int] = (1, 1)
+    fills: tuple[int, int] = (0, 0)  # failures writing zeros over NULLs
     favour: str | None = None  # a segment dim drawn three times as often
 
 
@@ -121,8 +136,45 @@ def ltr(seed: int) -> Scenario:
     return _scheduled("ltr", seed, world, Mix())
 
 
+def weekday(seed: int) -> Scenario:
+    rng = _rng("weekday", seed)
+    return _scheduled("weekday", seed, World(calendar=_weekly(rng, groups=len(PRODUCT_GROUPS))), Mix())
+
+
+def holiday(seed: int) -> Scenario:
+    rng = _rng("holiday", seed)
+    calendar = _with_holidays(_weekly(rng, groups=len(PRODUCT_GROUPS)), rng, count=int(rng.integers(1, 3)))
+    return _scheduled("holiday", seed, World(calendar=calendar), Mix())
+
+
+def rollout(seed: int) -> Scenario:
+    rng = _rng("rollout", seed)
+    calendar = _with_rollout(_weekly(rng, groups=len(PRODUCT_GROUPS)), rng, FEATURE_FAMILIES["personalisation"])
+    return _scheduled("rollout", seed, World(calendar=calendar), Mix(), launch=int(rng.integers(CLEAN_DAYS, 30)))
+
+
+def nullfill(seed: int) -> Scenario:
+    rng = _rng("nullfill", seed)
+    world = LtrWorld(dataset="mq2007agg", zipf_exponent=round(rng.uniform(0.6, 1.1), 3),
+                     query_drift=round(rng.uniform(0.1, 0.4), 3), calendar=_weekly(rng, groups=len(PRODUCT_GROUPS)))
+    mix = Mix(target_steps=(2, 3), other_steps=(0, 1), fills=(2, 3))
+    return _scheduled("nullfill", seed, world, mix)
+
+
+def calendar(seed: int) -> Scenario:
+    rng = _rng("calendar", seed)
+    weekly = _with_holidays(_weekly(rng, groups=len(PRODUCT_GROUPS)), rng, count=1)
+    probe = LtrWorld()
+    world = LtrWorld(zipf_exponent=round(rng.uniform(0.6, 1.1), 3), query_drift=round(rng.uniform(0.1, 0.4), 3),
+                     renewing_share=round(rng.uniform(0.3, 0.7), 3), renewal_days=int(rng.integers(45, 121)),
+                     calendar=_with_rollout(weekly, rng, probe.sources["links"] + probe.sources["url"]))
+    return _scheduled("calendar", seed, world, Mix(), launch=int(rng.integers(CLEAN_DAYS, 30)))
+
+
+LTR_FAMILIES = ("ltr", "nullfill", "calendar")  # they read a LETOR set in ../shared/data
 FAMILIES: dict[str, Callable[[int], Scenario]] = {
     "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage, "ltr": ltr,
+    "weekday": weekday, "holiday": holiday, "rollout": rollout, "nullfill": nullfill, "calendar": calendar,
 }  # fmt: skip
 
 
@@ -164,10 +216,39 @@ def _spread_weights(rng: np.random.Generator, count: int) -> tuple[float, ...]:
     return tuple(float(w) for w in rounded)
 
 
-def _scheduled(family: str, seed: int, world, mix: Mix) -> Scenario:
-    scenario = Scenario(family, seed, world)
+def _scheduled(family: str, seed: int, world, mix: Mix, *, launch: int = NEW_REGION_LAUNCH) -> Scenario:
+    scenario = Scenario(family, seed, world, launch_day=launch)
     scenario.specs = _Schedule(scenario, mix, _rng(family, seed, 1)).draw()
     return scenario
+
+
+# --- drawing the calendar -------------------------------------------------------------
+
+
+def _weekly(rng: np.random.Generator, *, groups: int) -> Calendar:
+    """Weekends with their own volume and flatter query mix, two product groups searched
+    deeper in their tail at weekends, and some growth."""
+    own = np.ones(groups)
+    own[rng.choice(groups, 2, replace=False)] = np.round(rng.uniform(0.4, 0.7, 2), 2)
+    return Calendar(weekend_volume=round(float(rng.uniform(0.55, 0.8)), 2),
+                    weekly_growth=round(float(rng.uniform(0.0, 0.04)), 3),
+                    weekend_mix=round(float(rng.uniform(0.75, 0.95)), 2), weekend_groups=tuple(float(m) for m in own))
+
+
+def _with_holidays(calendar: Calendar, rng: np.random.Generator, *, count: int) -> Calendar:
+    """Holidays on days after the warm-up, at 2–3× the searches with a flatter mix."""
+    days = sorted(int(d) for d in rng.choice(np.arange(CLEAN_DAYS + 2, DAYS - 2), count, replace=False))
+    return replace(calendar, holidays=tuple((START + timedelta(days=d)).isoformat() for d in days),
+                   holiday_volume=round(float(rng.uniform(2.0, 3.0)), 2),
+                   holiday_mix=round(float(rng.uniform(0.5, 0.8)), 2))
+
+
+def _with_rollout(calendar: Calendar, rng: np.random.Generator, features: tuple[str, ...]) -> Calendar:
+    """One of ``features`` rolled out region by region after the warm-up."""
+    feature = features[int(rng.integers(len(features)))]
+    first_day = START + timedelta(days=int(rng.integers(CLEAN_DAYS + 2, 40)))
+    return replace(calendar, rollout=(feature, first_day.isoformat(), int(rng.integers(5, 10)),
+                                      round(float(rng.uniform(0.2, 0.35)), 2)))
 
 
 class _Schedule:
@@ -176,13 +257,14 @@ class _Schedule:
     def __init__(self, scenario: Scenario, mix: Mix, rng: np.random.Generator):
         self.scenario, self.mix, self.rng = scenario, mix, rng
         self.places = segment_shares(scenario)
-        self.free = list(scenario.features)
+        self.free = [f for f in scenario.features if f != scenario.rolled_out]
         self.specs: list[str] = []
 
     def draw(self) -> list[str]:
         counts = {kind: int(self.rng.integers(low, high + 1)) for kind, (low, high) in (
             ("outage", self.mix.outages), ("decay", self.mix.decays), ("small_decay", self.mix.small_decays),
-            ("target", self.mix.target_steps), ("other", self.mix.other_steps), ("blip", self.mix.null_blips))}
+            ("target", self.mix.target_steps), ("other", self.mix.other_steps), ("blip", self.mix.null_blips),
+            ("fill", self.mix.fills))}
         for kind, count in counts.items():  # outages first: they need several free features of one source
             for _ in range(count):
                 getattr(self, f"_{kind}")()
@@ -227,6 +309,11 @@ class _Schedule:
     def _blip(self) -> None:
         segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.4)
         self._add(self._features(1), share=self._uniform(0.3, 1.0), days=1, segment=segment, kind="null")
+
+    def _fill(self) -> None:
+        segment = self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.3)
+        self._add(self._features(1), share=self._uniform(0.5, 1.0), days=int(self.rng.integers(1, 5)),
+                  segment=segment, kind="zero_fill")
 
     def _features(self, count: int) -> list[str]:
         chosen = self.rng.choice(len(self.free), count, replace=False)

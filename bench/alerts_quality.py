@@ -43,6 +43,8 @@ OUT = REPO / "bench" / "out" / "alerts_quality"
 EVENTS_PER_WINDOW = 1_000
 VOLUMES = {"10k": 10_000, "40k": 40_000, "150k": 150_000, "1m": 1_000_000}
 PIPELINE_DONE = "pipeline.json"
+SCORED_FROM_DAY = 7  # false pages count from the end of the alerts' warm-up
+FIRST_WEEKS = 14  # a world's first two weeks, reported apart
 RESULT = "result.json"
 
 
@@ -143,9 +145,9 @@ def score(case: Scenario, config, events_per_day: int) -> dict:
     truth = json.loads((config.paths.logs / "incidents.json").read_text())["incidents"]
     with open_read_only(config.paths.warehouse) as conn:
         incidents, shares = load_incidents(conn), load_row_shares(conn)
-    page_after = config.alerts.incidents.page_after_days
-    scored = score_run(incidents, shares, truth, first_scored=case.start + timedelta(days=page_after),
-                       last_day=case.start + timedelta(days=case.days - 1))
+    scored = score_run(incidents, shares, truth, first_scored=case.start + timedelta(days=SCORED_FROM_DAY),
+                       last_day=case.start + timedelta(days=case.days - 1),
+                       first_weeks_until=case.start + timedelta(days=FIRST_WEEKS))
     world = {key: list(v) if isinstance(v, tuple) else v for key, v in dataclasses.asdict(case.world).items()}
     return {"family": case.family, "seed": case.seed, "events_per_day": events_per_day, "commit": commit(),
             "world": world, **scored}
@@ -175,7 +177,7 @@ def print_run(result: dict) -> None:
           f"(code {result['commit']}): {result['scored_days']} scored days = {weeks:.1f} weeks")
     print(f"  false pages {result['false_pages']} = {result['false_pages_per_week']:.2f} a week "
           f"(opens {result['false_opens']}, escalations {result['false_escalations']}, "
-          f"resolves {result['false_resolves']})")
+          f"resolves {result['false_resolves']}); in the first two weeks: {result['first_weeks_false_pages']}")
     target, other = result["target_recall"], result["other_recall"]
     print(f"  target steps paged within a day: {target['hit']}/{target['n']}; other incidents paged in "
           f"time: {other['hit']}/{other['n']}; outages paged once: {result['outages_paged_once']['hit']}/"

@@ -75,10 +75,11 @@ def summary(runs: list[tuple[str, int, int]]) -> str:
 
 _HEADER = (
     "| family | seeds | weeks | false opens/week | false resolves/week | false pages/week (range) "
+    "| false pages in the first two weeks, per world "
     "| target steps paged in a day (range) | other incidents paged in time | median delay, days "
     "| steps at their tier on first page | decays at the tier reached | outages paged once "
     "| resolve lag after recovery, median/max days (unresolved) | code |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 

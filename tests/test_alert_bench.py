@@ -14,10 +14,10 @@ from feco.ranker.datasets import default_root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from alert_scoring import holds, score_run
-from alert_worlds import CLEAN_DAYS, FAMILIES, scenario
+from alert_worlds import CLEAN_DAYS, FAMILIES, LTR_FAMILIES, scenario
 
-HAVE_LTR = (default_root() / "mq2008" / "S1.txt").exists()
-GENERATED = [f for f in FAMILIES if f != "ltr" or HAVE_LTR]
+HAVE_LTR = all((default_root() / folder / "S1.txt").exists() for folder in ("mq2008", "mq2007_agg"))
+GENERATED = [f for f in FAMILIES if f not in LTR_FAMILIES or HAVE_LTR]
 
 
 @pytest.mark.parametrize("family", GENERATED)
@@ -46,6 +46,22 @@ def test_family_worlds_span_what_they_promise():
     churn = scenario("churn", 1).world
     assert churn.launch_every_days > 1 and churn.new_share >= 0.15 and churn.cohort_spread > 0
     assert len([i for i in scenario("outage", 1).incidents() if len(i.features) > 1]) >= 2
+
+
+@pytest.mark.skipif(not HAVE_LTR, reason="the LTR families read ../shared/data/ltr")
+def test_calendar_families_have_the_dynamics_they_promise():
+    warm_up_end = START + timedelta(days=CLEAN_DAYS)
+    for seed in range(3):
+        weekday = scenario("weekday", seed).world.calendar
+        assert weekday.weekend_volume < 0.85 and sum(m < 1 for m in weekday.weekend_groups) == 2
+        holidays = scenario("holiday", seed).world.calendar.holidays
+        assert holidays and all(date.fromisoformat(d) > warm_up_end for d in holidays)
+        rolled = scenario("rollout", seed)
+        assert rolled.rolled_out and rolled.launch_day >= CLEAN_DAYS
+        assert rolled.rolled_out not in {f for i in rolled.incidents() for f in i.features}
+        assert any(i.kind == "zero_fill" for i in scenario("nullfill", seed).incidents())
+        everything = scenario("calendar", seed)
+        assert everything.is_ltr and everything.world.calendar.holidays and everything.rolled_out
 
 
 def test_segments_hold_their_crosses_and_nothing_else():
@@ -83,7 +99,7 @@ TRUTH = [
 def scored(rows: list[dict]) -> dict:
     incidents = pl.DataFrame(rows, schema_overrides={"features": pl.List(pl.String)})
     shares = pl.DataFrame({"ds": [day(20)], "segment_dim": ["region"], "segment_value": ["DE"], "share": [0.14]})
-    return score_run(incidents, shares, TRUTH, first_scored=day(14), last_day=day(55))
+    return score_run(incidents, shares, TRUTH, first_scored=day(14), last_day=day(55), first_weeks_until=day(14))
 
 
 def test_the_scorer_matches_pages_to_what_was_injected():
