@@ -6,7 +6,8 @@ Each run processes the day that ended when it fires: a CronDataIntervalTimetable
 gives the run for day D the interval [D, D+1), so it starts at D+1 00:00 with D complete (its
 logical date, `ds`, is D). A manual run processes the last finished day, or the `ds` param;
 with the `allow_incomplete` param it does not wait, and samples a day whose window hours
-lack logs, recording those windows as missing (as `feco run --allow-incomplete`).
+lack logs, recording those windows as missing (as `feco run --allow-incomplete`); with the
+`as_of` param a logs table is read at that snapshot or version (as `feco run --as-of`).
 `wait_for_logs` holds the run until the day's logs are complete (`[readiness]` in the config)
 and gives up with one message `readiness.wait_hours` after the day ended.
 
@@ -72,7 +73,7 @@ def feco_daily():
 
     @task(**writes)
     def sample(*, params=None) -> dict:
-        return run_step("sample", allow_incomplete=params["allow_incomplete"])
+        return run_step("sample", allow_incomplete=params["allow_incomplete"], as_of=params["as_of"] or None)
 
     @task(**writes)
     def sample_reference() -> dict:

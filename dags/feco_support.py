@@ -54,11 +54,15 @@ PARAMS = {
     "ds": Param("", type="string",
                 description="day to process, YYYY-MM-DD; empty: the day that ended when the run's data interval did"),
 }
-# feco_daily's own: a rerun that takes a day's logs as they are (`feco run --allow-incomplete`).
+# feco_daily's own: a rerun that takes a day's logs as they are (`feco run --allow-incomplete`),
+# and one that reads a logs table as a day read it before (`feco run --as-of`).
 DAILY_PARAMS = PARAMS | {
     "allow_incomplete": Param(False, type="boolean",
                               description="take the day's logs as they are: no wait, and a window whose hours have "
                                           "no logs is recorded as missing (default: wait, then refuse the day)"),
+    "as_of": Param("", type="string",
+                   description="logs in an Iceberg or Delta table: read it at this snapshot id or version "
+                               "(sample_windows.table_version of an earlier run); empty: as it is now"),
 }
 
 

@@ -54,6 +54,10 @@ class Paths(_Model):
     # Logs in an Iceberg table (logs = "iceberg:CATALOG/NAMESPACE.TABLE"): the catalog's
     # properties beside pyiceberg's own configuration (secrets belong there); see feco.log_tables.
     iceberg_catalog: dict[str, str] = Field(default_factory=dict)
+    # Logs in a table: read it at this Iceberg snapshot id or Delta version, not the current
+    # one (sample_windows.table_version records what each day read). Usually given for one
+    # rerun (`feco run --as-of`) rather than kept here.
+    logs_as_of: str | None = None
 
     @field_validator("warehouse", mode="before")
     @classmethod
@@ -61,6 +65,17 @@ class Paths(_Model):
         if "://" in str(value):
             raise ValueError("the warehouse is a local DuckDB file, not a URI")
         return value
+
+    @field_validator("logs_as_of", mode="before")
+    @classmethod
+    def _version_as_text(cls, value):
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value  # a Delta version
+
+    @model_validator(mode="after")
+    def _as_of_a_table(self) -> Paths:
+        if self.logs_as_of is not None and not is_table(self.logs):
+            raise ValueError("logs_as_of pins a log table's snapshot or version, and logs is a folder")
+        return self
 
 
 class LogSchema(_Model):
@@ -586,7 +601,8 @@ def parse_config(raw: dict, *, source: Path) -> Config:
         raise ConfigError(f"{source}: {_describe(error)}") from None
     base = source.parent
     resolved = {name: value if "://" in str(value) else (base / value).resolve()
-                for name, value in config.paths.model_dump(exclude={"airflow_connection", "iceberg_catalog"}).items()
+                for name, value in config.paths.model_dump(exclude={"airflow_connection", "iceberg_catalog",
+                                                                     "logs_as_of"}).items()
                 if value}
     if is_table(config.paths.logs):  # a table's name, not a folder
         resolved["logs"] = resolve_table(config.paths.logs, base)

@@ -26,6 +26,7 @@ from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
+from feco.log_tables import is_table
 from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
@@ -74,12 +75,15 @@ def check_logs(ds: date | str, config: Config | str | None = None, *, now: datet
 
 
 @exclusive
-def sample(ds: date | str, config: Config | str | None = None, *, allow_incomplete: bool = False) -> dict:
+def sample(ds: date | str, config: Config | str | None = None, *, allow_incomplete: bool = False,
+           as_of: str | None = None) -> dict:
     """Sample the day's windows and write them under the samples folder.
 
     A day whose logs lack an hour a window reads is refused, unless ``allow_incomplete``:
-    then such a window is sampled from what is there and recorded as missing hours.
+    then such a window is sampled from what is there and recorded as missing hours. Logs in a
+    table are read at its current snapshot or version, or at ``as_of`` (``[paths] logs_as_of``).
     """
+    config = _logs_as_of(config, as_of)
     windows = _engine(config).write_sample(ds, config, allow_incomplete=allow_incomplete)
     rows = sample_files(ds, config.paths.samples).count_rows()
     return {"ds": ds.isoformat(), "events": int(windows["events_sampled"].sum()), "rows": rows}
@@ -138,6 +142,16 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
     missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+
+
+def _logs_as_of(config: Config, as_of: str | None) -> Config:
+    """The config reading its log table at ``as_of``, when given."""
+    if as_of is None:
+        return config
+    if not is_table(config.paths.logs):
+        raise UsageError(f"--as-of {as_of} pins a log table's snapshot or version, and the logs are a folder "
+                         f"({config.paths.logs})")
+    return config.model_copy(update={"paths": config.paths.model_copy(update={"logs_as_of": str(as_of)})})
 
 
 def _engine(config: Config):
@@ -283,10 +297,10 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
 
 @exclusive
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
-            allow_incomplete: bool = False, echo=print) -> dict:
+            allow_incomplete: bool = False, as_of: str | None = None, echo=print) -> dict:
     """Sample, count and publish one day (its coverage, scores, alerts and incidents); deliver
-    its alerts unless told not to. ``allow_incomplete``: see ``sample``."""
-    sample(ds, config, allow_incomplete=allow_incomplete)
+    its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``."""
+    sample(ds, config, allow_incomplete=allow_incomplete, as_of=as_of)
     sample_reference(ds, config)
     compute_coverage(ds, config)
     result = publish(ds, config)

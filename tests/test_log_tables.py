@@ -88,6 +88,11 @@ def windows(config) -> pl.DataFrame:
         return conn.sql("SELECT * FROM sample_windows ORDER BY ds, window_index").pl()
 
 
+def read_alike(config) -> pl.DataFrame:
+    """The windows' rows but the table version read (NULL for a folder)."""
+    return windows(config).drop("table_version")
+
+
 def chosen(config, ds=DAY) -> pl.DataFrame:
     rows, _ = read_sample(ds, config.paths.samples)
     return rows.select("window", "event_id").unique().sort("window", "event_id")
@@ -120,7 +125,7 @@ def test_the_same_rows_as_a_folder_an_iceberg_table_and_a_delta_table_give_ident
     folder_states = states(configs["folder"])
     assert folder_states.height > 0 and windows(configs["folder"])["rows_null_event_id"].sum() == 5
     for name in ("iceberg", "delta"):
-        assert windows(configs[name]).equals(windows(configs["folder"])), name
+        assert read_alike(configs[name]).equals(read_alike(configs["folder"])), name
         for ds in days:
             assert chosen(configs[name], ds).equals(chosen(configs["folder"], ds)), name
         assert states(configs[name]).equals(folder_states), name
@@ -240,6 +245,6 @@ def test_the_spark_engine_samples_the_tables_as_the_duckdb_engine_samples_the_fo
     for config in configs.values():
         tasks.run_day(DAY, config, deliver=False)
     for name in ("iceberg", "delta"):
-        assert windows(configs[name]).equals(windows(configs["folder"])), name
+        assert read_alike(configs[name]).equals(read_alike(configs["folder"])), name
         assert chosen(configs[name]).equals(chosen(configs["folder"])), name
         assert states(configs[name]).equals(states(configs["folder"])), name

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from feco import storage
 from feco.config import Config
 from feco.errors import DataError
-from feco.log_tables import is_table, table_files
+from feco.log_tables import FileLayout, is_table, table_files
 from feco.sample_files import QUERY_EVENTS_FILE, ROWS_FILE, WINDOWS_FILE, partition_dir, write_rows
 from feco.sampling.day_folder import replace_day
 from feco.sql_files import sql
@@ -74,6 +74,7 @@ class WindowSummary(NamedTuple):
     rows_null_timestamp: int  # rows of its hour files without a timestamp (each file counted once a day)
     hours_missing: list[int]  # hours it reads with no log rows in it (sampled with --allow-incomplete)
     rows_outside_day: int  # rows of its hour files stamped on another day (each file counted once a day)
+    table_version: str | None  # the log table's snapshot id or version read; None: logs in a folder
 
     @classmethod
     def of(cls, ds: date, window: WindowFiles, *, available: int, wanted: int, null_event_ids: int) -> WindowSummary:
@@ -83,7 +84,8 @@ class WindowSummary(NamedTuple):
         w = window.window
         hours_missing = window.hours_missing if available or null_event_ids else w.hours()
         return cls(ds, w.index, w.start, w.end, available, min(available, wanted), step,
-                   null_event_ids, window.null_timestamps, hours_missing, window.rows_outside_day)
+                   null_event_ids, window.null_timestamps, hours_missing, window.rows_outside_day,
+                   window.table_version)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ class WindowChoice:
 
 
 FILE = "__feco_file"  # a row's file, by its index in WindowChoice.files; never written
-RESERVED_COLUMNS = ("window", FILE)  # columns feco adds: the logs must not have them
+ROW = "__feco_row"  # a row's position in its file, where a table deletes rows of it; never written
+RESERVED_COLUMNS = ("window", FILE, ROW)  # columns feco adds: the logs must not have them
 
 
 def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -> list[WindowChoice]:
@@ -141,8 +144,8 @@ def sample_day(ds: date, config: Config, *, allow_incomplete: bool = False) -> t
     Returns the sampled rows (every log column plus ``window``) and one row per window for
     the ``sample_windows`` table (ds, window, window_start, window_end, events_available,
     events_sampled, step, rows_null_event_id, rows_null_timestamp, hours_missing,
-    rows_outside_day). The same logs, config and seed give the same sample. The pipeline
-    streams the rows to files instead (``write_sample``).
+    rows_outside_day, table_version). The same logs, config and seed give the same sample.
+    The pipeline streams the rows to files instead (``write_sample``).
     """
     choices = choose_events(ds, config, allow_incomplete=allow_incomplete)
     samples = [_sampled_rows(c).with_columns(window=pl.lit(c.window.index, pl.Int16))
@@ -170,6 +173,7 @@ _WINDOW_SCHEMA = {
     "rows_null_timestamp": pl.Int64,
     "hours_missing": pl.List(pl.Int16),
     "rows_outside_day": pl.Int64,
+    "table_version": pl.String,
 }
 _HOUR_FOLDER = re.compile(r"hour=(\d{1,2})")
 
@@ -180,13 +184,13 @@ class LogFiles(NamedTuple):
     fs: pafs.FileSystem
     paths: list[str]  # paths of fs
     names: list[str]  # each as the configured logs location names it (with its scheme)
-    # A table's files: by path, values of columns a file does not store (a Delta partition
-    # column); any other column of the table a file lacks reads as NULL (feco.log_tables).
-    constants: dict[str, dict[str, object]] | None = None
+    # A table's files: by path, how each reads as the table's rows (feco.log_tables). None: a
+    # folder's files, read by column name as they are.
+    layouts: dict[str, FileLayout] | None = None
 
     def subset(self, paths: list[str]) -> LogFiles:
         name = dict(zip(self.paths, self.names))
-        return LogFiles(self.fs, paths, [name[p] for p in paths], self.constants)
+        return LogFiles(self.fs, paths, [name[p] for p in paths], self.layouts)
 
 
 def hour_files(ds: date, logs: Location) -> tuple[LogFiles, dict[int, list[str]]]:
@@ -217,6 +221,7 @@ class WindowFiles(NamedTuple):
     null_timestamps: int  # their rows without a timestamp; a file two windows read counts in the first
     hours_missing: list[int]  # hours it reads that have no files
     rows_outside_day: int  # their rows stamped on another day, never in a sample; counted as null_timestamps
+    table_version: str | None = None  # the log table's snapshot id or version read; None: a folder
 
 
 def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) -> tuple[pl.Schema, list[WindowFiles]]:
@@ -240,27 +245,30 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
 
 
 def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> tuple[pl.Schema, list[WindowFiles]]:
-    """``window_files`` for logs in a table: its metadata chooses each window's data files, its
-    current schema is the logs' schema (a file that lacks a column reads it as NULL)."""
+    """``window_files`` for logs in a table, at its current snapshot or version or at
+    ``[paths] logs_as_of``: its metadata chooses each window's data files, its schema there is
+    the logs' schema, and each file reads through its layout (columns matched as the table
+    matches them, deleted rows left out; see feco.log_tables)."""
     table, windows = config.paths.logs, day_windows(ds, config)
     found = table_files(table, [(w.start, w.end) for w in windows], timestamp=config.logs.timestamp,
-                        catalog=config.paths.iceberg_catalog)
+                        catalog=config.paths.iceberg_catalog, as_of=config.paths.logs_as_of)
     empty = [w for w, files in zip(windows, found.windows) if not files]
     if empty and not allow_incomplete:
         raise DataError(f"the log table {table} has no data files for {ds} in sampling windows {_named(empty)}: "
                         "complete the logs, or run with --allow-incomplete to record those windows as missing")
     named = list(dict.fromkeys(f for files in found.windows for f in files))
     fs = storage.filesystem_for(named[0])[0] if named else pafs.LocalFileSystem()
-    day_files = LogFiles(fs, [storage.filesystem_for(f)[1] for f in named], named,
-                         {storage.filesystem_for(f)[1]: values for f, values in found.constants.items()})
-    read = [day_files.subset([storage.filesystem_for(f)[1] for f in files]) for files in found.windows]
-    footers = _read_footers(day_files)
+    path = {f: storage.filesystem_for(f)[1] for f in named}
+    footers = _read_footers(LogFiles(fs, list(path.values()), named))
+    day_files = LogFiles(fs, list(path.values()), named, {
+        path[f]: found.layout(f, footers.metadata[path[f]].schema.to_arrow_schema()) for f in named})
+    read = [day_files.subset([path[f] for f in files]) for files in found.windows]
     schema = pl.from_arrow(found.schema.empty_table()).schema
     _check_columns(schema, table, ts=config.logs.timestamp, event_id=config.logs.event_id)
     # A row of another day in a table is read on its own day: none is left out.
-    counts = _timestamp_counts(footers, config.logs.timestamp, fs, day=None)
+    counts = _timestamp_counts(Footers(day_files, footers.metadata), config.logs.timestamp, fs, day=None)
     missing = [[] if files.paths else window.hours() for window, files in zip(windows, read)]
-    return schema, _with_counts(windows, read, missing, counts)
+    return schema, [w._replace(table_version=found.version) for w in _with_counts(windows, read, missing, counts)]
 
 
 def _with_counts(windows: list[Window], read: list[LogFiles], missing: list[list[int]],
@@ -393,7 +401,12 @@ def _timestamp_counts(footers: Footers, column: str, fs: pafs.FileSystem, *,
     bounds = None if day is None else _utc_day(day)
     counts = {}
     for path, footer in footers.metadata.items():
-        index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(column)
+        layout = (footers.files.layouts or {}).get(path)
+        if layout is not None and (layout.deleted or column not in layout.columns):
+            counts[path] = _LeftOut(_table_null_timestamps(path, footer, fs, layout, column), 0)
+            continue
+        stored = layout.columns[column] if layout else column  # a table's file may name it otherwise
+        index = [footer.schema.column(i).path for i in range(footer.num_columns)].index(stored)
         null = outside = 0
         for group in range(footer.num_row_groups):
             statistics = footer.row_group(group).column(index).statistics
@@ -401,12 +414,24 @@ def _timestamp_counts(footers: Footers, column: str, fs: pafs.FileSystem, *,
                     and (bounds is None or _within(statistics, bounds))):
                 null += statistics.null_count
                 continue
-            table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[column])
+            table = pq.ParquetFile(fs.open_input_file(path)).read_row_group(group, columns=[stored])
             stamps = pl.from_arrow(table.column(0))
             null += stamps.null_count()
             outside += 0 if bounds is None else _outside(stamps, bounds)
         counts[path] = _LeftOut(null, outside)
     return counts
+
+
+def _table_null_timestamps(path: str, footer: pq.FileMetaData, fs: pafs.FileSystem, layout: FileLayout,
+                           column: str) -> int:
+    """A table's data file's rows without a timestamp, read: its statistics count the rows the
+    table deletes too. A file without the column has it NULL in every row (or its partition value)."""
+    if column not in layout.columns:
+        return 0 if layout.constants.get(column) is not None else footer.num_rows - len(layout.deleted)
+    stamps = pq.ParquetFile(fs.open_input_file(path)).read(columns=[layout.columns[column]]).column(0)
+    kept = np.ones(len(stamps), bool)
+    kept[list(layout.deleted)] = False
+    return stamps.filter(pa.array(kept)).null_count
 
 
 def _utc_day(ds: date) -> tuple[datetime, datetime]:
@@ -488,31 +513,37 @@ def _scan(files: LogFiles, schema: pl.Schema) -> pl.LazyFrame:
     """The files as one lazy frame, columns in ``schema``'s order, each row with its file's
     index (FILE). Polars' own reader on a local disk (it decodes the other columns only for
     rows that pass the filter), pyarrow's on any other filesystem."""
-    constants = files.constants or {}
+    layouts = files.layouts or {}
     try:
-        return pl.concat([_scan_file(path, files.fs, schema, constants.get(path, {}))
+        return pl.concat([_scan_file(path, files.fs, schema, layouts.get(path))
                           .with_columns(pl.lit(index, pl.UInt32).alias(FILE))
                           for index, path in enumerate(files.paths)])
     except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as error:
         raise DataError(describe_read_failure(files, error)) from None
 
 
-def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema, constants: dict[str, object]) -> pl.LazyFrame:
+def _scan_file(path: str, fs: pafs.FileSystem, schema: pl.Schema, layout: FileLayout | None) -> pl.LazyFrame:
     """One file's rows with ``schema``'s columns in its order. A folder's files all have them
-    (window_files checks); a table's file may lack a column added later (NULL) or a partition
-    column (its ``constants``), or hold a narrower type the table has since widened."""
+    by name (window_files checks). A table's file reads through its layout: its columns under
+    the table's names, NULL for a column it lacks (added later) or its partition value, as the
+    type the table may have widened since; without the rows the table deletes."""
     if fs.type_name == "local":
         scan = pl.scan_parquet(path, hive_partitioning=False)
     else:
         import pyarrow.dataset as pads
 
         scan = pl.scan_pyarrow_dataset(pads.dataset(path, filesystem=fs, format="parquet"))
+    if layout is not None and layout.deleted:
+        deleted = pl.Series(layout.deleted, dtype=pl.get_index_type()).implode()
+        scan = scan.with_row_index(ROW).filter(~pl.col(ROW).is_in(deleted))
     found = scan.collect_schema()
-    if found == schema:
+    if layout is None and found == schema:
         return scan
+    columns = layout.columns if layout is not None else {name: name for name in found}
+    constants = layout.constants if layout is not None else {}
     # picked by position, as a name may read as a pattern (^a$, *)
     names = found.names()
-    return scan.select([pl.nth(names.index(name)).cast(dtype) if name in found
+    return scan.select([pl.nth(names.index(columns[name])).cast(dtype).alias(name) if name in columns
                         else pl.lit(constants.get(name)).cast(dtype).alias(name) for name, dtype in schema.items()])
 
 

@@ -10,8 +10,10 @@
 -- the window: no log files, or files holding only other times, so all its hours; a day sampled
 -- with --allow-incomplete; empty when none), rows_outside_day (rows in the hour files the
 -- window reads stamped on another day than ds, so in no day's sample; counted as
--- rows_null_timestamp; 0 for logs in a table, where such a row is read on its own day). The
--- last four are NULL for days sampled before they were recorded.
+-- rows_null_timestamp; 0 for logs in a table, where such a row is read on its own day),
+-- table_version (logs in an Iceberg or Delta table: the snapshot id or version the window was
+-- read at, which `feco run --as-of` pins a rerun to; NULL for logs in a folder). The last five
+-- are NULL for days sampled before they were recorded.
 CREATE TABLE IF NOT EXISTS sample_windows (
     ds DATE NOT NULL,
     window_index SMALLINT NOT NULL,
@@ -24,5 +26,6 @@ CREATE TABLE IF NOT EXISTS sample_windows (
     rows_null_timestamp BIGINT,
     hours_missing SMALLINT[],
     rows_outside_day BIGINT,
+    table_version VARCHAR,
     PRIMARY KEY (ds, window_index)
 );

@@ -68,7 +68,7 @@ def test_dagbag_has_no_import_errors_and_keeps_the_policies(airflow_home):
     assert writers == set(facts["tasks"]) - {"wait_for_logs"}  # the sensor only lists files
     assert len(facts["timeouts"]) == len(facts["tasks"]) == facts["failure_callbacks"]
     assert facts["outlets"] == {"publish": ["feco_coverage"]}
-    assert facts["params"] == ["allow_incomplete", "config", "ds"]
+    assert facts["params"] == ["allow_incomplete", "as_of", "config", "ds"]
 
 
 def test_parsing_the_dags_imports_no_heavy_library(airflow_home):
