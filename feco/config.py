@@ -420,9 +420,9 @@ class CostTiers(_Model):
 
 class SeveritySettings(_Model):
     """How incidents are ranked. ``cost``: by the NDCG the replayed coverage loss costs the
-    model that scores the day (feco.ranker.replay), tiered on the loss its 95% interval cannot
-    rule out; ``importance``: the drop weighted by the feature's SHAP share. Without a model,
-    both use the drop alone."""
+    model that scores the day (feco.ranker.replay), tiered on the loss the evidence supports
+    (feco.alerts.cost_severity.costed_tier); ``importance``: the drop weighted by the feature's
+    SHAP share. Without a model, both use the drop alone."""
 
     by: Literal["cost", "importance"] = "cost"
     tiers: CostTiers = Field(default_factory=CostTiers)
@@ -486,8 +486,22 @@ def _default_lightgbm_params() -> dict[str, float | int | str]:
             "seed": 1, "deterministic": True, "force_col_wise": True, "verbose": -1}
 
 
+class ServingModel(_Model):
+    """The team's own model (feco.ranker.serving): a LightGBM model file it serves, scored,
+    explained and replayed from ``valid_from`` on instead of the reference ranker."""
+
+    file: FilePath
+    valid_from: Day
+    # The model's feature names -> log columns; a name left out is a log column of that name.
+    features: dict[str, str] = Field(default_factory=dict)
+    label: str | None = None  # the graded label its NDCG is taken on; default [logs] label
+    # Its last training day, when known: the replay then takes clean days after it only.
+    trained_until: Day | None = None
+
+
 class Ranker(_Model):
-    """The reference LightGBM lambdarank model: parameters, training period, artifacts."""
+    """The reference LightGBM lambdarank model: parameters, training period, artifacts; the
+    team's own model, when it names one; how the daily attribution samples rows."""
 
     params: dict[str, float | int | str | bool] = Field(default_factory=_default_lightgbm_params)
     num_boost_round: Annotated[int, Field(ge=1)] = 500
@@ -500,10 +514,16 @@ class Ranker(_Model):
     # The score step's daily SHAP per segment: all the day's sampled rows, or a seeded sample
     # of this many when there are more (exact TreeSHAP costs about a hundred predictions a row).
     shap_rows: Annotated[int, Field(ge=1)] = 250
+    # ... and at least this many rows of each segment that can page, drawn within it: 250 rows
+    # a day hold ~37 of a 15% segment, too few to see a rank-10 feature's drop there.
+    shap_segment_rows: Annotated[int, Field(ge=0)] = 200
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
+    # The served order (1 = shown first), for the NDCG of what was served.
+    position: str = "position"
     seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.
     retrain_days: Annotated[int, Field(ge=1)] = 7
+    model: ServingModel | None = None
 
     @model_validator(mode="after")
     def _validation_inside_reference(self) -> Ranker:
@@ -613,7 +633,10 @@ def parse_config(raw: dict, *, source: Path) -> Config:
     if notify.report is not None and "://" not in notify.report:  # a URL stays as it is
         notify = notify.model_copy(update={"report": str((base / notify.report).resolve())})
     alerts = config.alerts.model_copy(update={"notify": notify})
-    ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve()})
+    serving = config.ranker.model
+    if serving is not None:
+        serving = serving.model_copy(update={"file": (base / serving.file).resolve()})
+    ranker = config.ranker.model_copy(update={"models": (base / config.ranker.models).resolve(), "model": serving})
     paths = config.paths.model_copy(update=resolved)
     return config.model_copy(update={"paths": paths, "alerts": alerts, "ranker": ranker})
 

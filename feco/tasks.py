@@ -166,9 +166,11 @@ def _engine(config: Config):
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day in the warehouse, in one transaction: its staged sample summary and
-    coverage states, the reference ranker's scores of its sample, and the alerts, incidents
-    and costs detected on them. A reader, and a run killed at any point, see the previous day
-    or the complete new one; never new coverage beside the previous run's alerts."""
+    coverage states, the served order's and the serving model's scores of its sample, the NDCG
+    its coverage puts at risk, and the alerts, incidents and costs detected on them. A reader,
+    and a run killed at any point, see the previous day or the complete new one; never new
+    coverage beside the previous run's alerts."""
+    from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
     windows, states, status = _staged(ds, config)
@@ -184,9 +186,10 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
                                "feature_status": status, "runs": run})
         ranker = score_day(conn, ds, config=config)
+        at_risk = store_ndcg_at_risk(conn, ds, config=config)
         alerts = _detect(conn, ds, config)
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
-            "ranker": ranker, "alerts": alerts}
+            "ranker": ranker, "ndcg_at_risk": at_risk, "alerts": alerts}
 
 
 def _staged(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -2,10 +2,13 @@
 
 1. generate 21 days of logs with injected incidents (skipped when already there),
 2. backfill the first 10 days with the CLI, then train the reference ranker on them,
-3. backfill the next 10 days (now also scored by the ranker: NDCG@4/8 per day),
+3. backfill the next 10 days (now also scored by the ranker: NDCG@4/8 per day); from
+   TEAM_FROM on, a "team" model trained with LightGBM's own API on the first days' sample
+   serves instead (`[ranker.model]` in a copy of the config, var/demo/feco-team.toml),
 4. run the last day through the Airflow DAG (`dag.test()` under a local AIRFLOW_HOME),
-5. print the incidents, NDCG per day, the largest coverage drops and the SQL to look
-   further, write the HTML report, and say how many injected incidents were paged.
+5. print the incidents, served and model NDCG per day, the NDCG at risk, the largest coverage
+   drops and the SQL to look further, write the HTML report, and say how many injected
+   incidents were paged.
 
 Everything lands under var/demo/ (see configs/feco.toml); rerunning is safe and idempotent.
 """
@@ -26,6 +29,7 @@ START = date(2026, 11, 1)
 DAYS = 21
 EVENTS_PER_DAY = 60_000
 SEED = 7
+TEAM_FROM = START + timedelta(days=17)  # the team's own model serves the last four days
 INCIDENTS = [
     # an engagement feature zeroed in one region for three days
     f"feature=eng_ctr_7d,start={START + timedelta(days=15)},days=3,share=0.9,kind=zero,shape=step,segment=region:DE",
@@ -51,21 +55,33 @@ def main() -> int:
                 "--config", str(CONFIG)]))
     check(feco(["train-ranker", "--ds", str(trained), "--config", str(CONFIG)]))
 
-    step("3/5", f"backfill {trained} to {last - timedelta(days=1)}, scored by the ranker")
-    check(feco(["backfill", "--start", str(trained), "--end", str(last - timedelta(days=1)),
+    team = team_config(config, trained)
+    step("3/5", f"backfill {trained} to {last - timedelta(days=1)}, scored by the reference ranker, then "
+                f"from {TEAM_FROM} by the team's own model ({team})")
+    check(feco(["backfill", "--start", str(trained), "--end", str(TEAM_FROM - timedelta(days=1)),
                 "--config", str(CONFIG)]))
+    check(feco(["backfill", "--start", str(TEAM_FROM), "--end", str(last - timedelta(days=1)),
+                "--config", str(team)]))
 
     step("4/5", f"the last day, {last}, through the Airflow DAG feco_daily")
-    run_dag(last, config.paths.warehouse.parent / "airflow")
+    run_dag(last, config.paths.warehouse.parent / "airflow", team)
 
     step("5/5", "summary")
-    check(feco(["status", "--config", str(CONFIG)]))
+    check(feco(["status", "--config", str(team)]))
     print("\nIncidents (feco alerts --since ...; --all lists the alerts of each):")
     check(feco(["alerts", "--since", str(START), "--config", str(CONFIG)]))
-    print("\nNDCG@8 of the reference ranker per day (all traffic and region DE, where eng_ctr_7d broke):")
-    check(feco(["query", "SELECT ds, segment_value, round(ndcg8, 4) AS ndcg8, round(ndcg8_change, 4) AS "
-                "change_vs_previous_days FROM ranker_daily_ndcg WHERE segment_dim = 'all' OR segment_value = 'DE' "
-                "ORDER BY segment_value, ds", "--config", str(CONFIG)]))
+    print("\nNDCG@8 per day in all traffic: the order that was served (from the logged positions, no model "
+          "needed) beside the serving model on the same events, and the NDCG at risk (what the day's coverage "
+          "deficits cost that model, replayed; 95% interval):")
+    check(feco(["query", "SELECT s.ds, round(s.ndcg8, 4) AS served, round(s.model_ndcg8, 4) AS model, "
+                "m.kind AS model_kind, round(r.d_ndcg8, 4) AS at_risk, round(r.d_ndcg8_low, 4) AS low, "
+                "round(r.d_ndcg8_high, 4) AS high FROM served_daily_ndcg s LEFT JOIN model_runs m "
+                "ON m.run_id = s.model_run_id LEFT JOIN ndcg_at_risk_daily r USING (ds, segment_dim, segment_value) "
+                "WHERE s.segment_dim = 'all' ORDER BY s.ds", "--config", str(CONFIG)]))
+    print("\nNDCG@8 of the serving model per day in region DE, where eng_ctr_7d broke:")
+    check(feco(["query", "SELECT ds, round(ndcg8, 4) AS ndcg8, round(ndcg8_change, 4) AS "
+                "change_vs_previous_days FROM ranker_daily_ndcg WHERE segment_value = 'DE' "
+                "ORDER BY ds", "--config", str(CONFIG)]))
     print("\nWhat each paged incident costs the ranker (incident_costs: its coverage loss replayed on clean "
           "days of its segment before it began, scored by the serving model; 95% interval over events):")
     check(feco(["query", "SELECT s.feature, s.segment_dim, s.segment_value, c.ds AS replayed, "
@@ -142,11 +158,41 @@ def generate(logs: Path, feco) -> None:
     print(f"generated in {time.monotonic() - started:.0f}s")
 
 
-def run_dag(ds: date, home: Path) -> None:
+def team_config(config, trained: date) -> Path:
+    """A model the search team serves, trained outside feco (LightGBM's own API, its own feature
+    names) on the sampled days before ``trained``, and a copy of the demo config that serves it
+    from TEAM_FROM on through `[ranker.model]`."""
+    import lightgbm as lgb
+    import polars as pl
+
+    rows = pl.concat([pl.read_parquet(config.paths.samples / f"ds={START + timedelta(days=d)}" / "window=*" / "*.parquet")
+                      for d in range((trained - START).days)]).sort("event_id", "position")
+    names = [f"team_{i}" for i in range(len(config.logs.features))]
+    data = lgb.Dataset(rows.select(config.logs.features).to_numpy(), label=rows["label"].to_numpy(),
+                       group=rows.group_by("event_id", maintain_order=True).len()["len"].to_numpy(), feature_name=names)
+    booster = lgb.train({"objective": "lambdarank", "learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 50,
+                         "seed": 3, "deterministic": True, "num_threads": 2, "verbose": -1}, data, num_boost_round=60)
+    model = config.paths.warehouse.parent / "team" / "model.txt"
+    model.parent.mkdir(parents=True, exist_ok=True)
+    booster.save_model(str(model))
+    mapping = "\n".join(f'{name} = "{feature}"' for name, feature in zip(names, config.logs.features))
+    path = config.paths.warehouse.parent / "feco-team.toml"
+    path.write_text(CONFIG.read_text().replace("../var/demo/", "") + f"""
+[ranker.model]
+file = "team/model.txt"
+valid_from = {TEAM_FROM}
+trained_until = {trained - timedelta(days=1)}
+[ranker.model.features]
+{mapping}
+""")
+    return path
+
+
+def run_dag(ds: date, home: Path, config: Path) -> None:
     """Run one day with `dag.test()` in a fresh interpreter, logging to a file."""
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-           "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "FECO_CONFIG": str(CONFIG)}
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "FECO_CONFIG": str(config)}
     log = home / "dag_test.log"
     dags = str(REPO / "dags")
     started = time.monotonic()

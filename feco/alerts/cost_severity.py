@@ -3,13 +3,17 @@
 With ``[alerts.severity] by = "cost"`` (the default) and a model serving the day, the detect
 step replays every incident with a live headline whose loss is new or has grown
 (:mod:`feco.ranker.replay`: the clean days before its onset, the loss its segment shows
-today), stores the cost in ``incident_costs``, and gives the incident's drop and decay alerts
-the tier of the NDCG@8 loss the cost's 95% interval cannot rule out (its worse end) against
-``[alerts.severity.tiers]``. An incident too small to measure precisely is not silenced
-that way, and one whose interval rules out a material loss (a feature the model hardly uses)
-pages no one. Rules that say the data broke keep their fixed tier (a column gone, values
-turned NULL, a configured floor, the sampled volume). Every alert of a costed incident states
-the cost in its text, so its page and the report do too.
+today, several draws of the rows it hits), stores the cost in ``incident_costs``, and tiers
+the incident's drop and decay alerts by the loss the evidence supports
+(:func:`costed_tier`): the tier their coverage drop gives (weighted by importance, feco.alerts.severity),
+raised to the tier of the estimated loss when the cost's 95% interval excludes no loss, and
+lowered to the tier of the interval's worse end when the interval rules more out. The worse
+end alone never raises a tier: with a wide interval (few events, a feature hit in a few rows)
+it reaches a tier that resampling noise, not the loss, put there. A feature with less than
+1% of the model's SHAP never pages above its coverage tier on cost alone. Rules that say the
+data broke keep their fixed tier (a column gone, values turned NULL, a configured floor, the
+sampled volume). Every alert of a costed incident states the cost in its text, so its page
+and the report do too.
 
 The incident tracker runs twice: once to learn the day's incidents (segment, onset, alerts),
 then with the tiers from cost, so that paging follows the cost. Without a model, with
@@ -29,7 +33,9 @@ import polars as pl
 
 from feco.alerts.incidents import DECAY, DROP, contains
 from feco.alerts.rules import segment_name
+from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Config, CostTiers, SeveritySettings
+from feco.sampling import is_sampled
 from feco.warehouse import named_query
 
 COST_SCHEMA = {
@@ -41,6 +47,8 @@ COST_SCHEMA = {
     "d_ndcg8": pl.Float64, "d_ndcg8_low": pl.Float64, "d_ndcg8_high": pl.Float64, "severity": pl.String,
 }
 COST_RULES = (DROP, DECAY)
+# A feature under this share of the model's SHAP never pages above its coverage tier on cost.
+BARELY_USED = 0.01
 # A loss share this much above the one last replayed is replayed again (a growing decay):
 # below it the tier would hardly move, and a replay costs seconds at the paper's scale.
 REPLAY_AGAIN = 0.05
@@ -58,7 +66,7 @@ def with_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, ale
 
         alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
     """
-    from feco.ranker.store import current_model
+    from feco.ranker.store import current_model, importance_shares
 
     incidents = track(alerts)
     model = current_model(conn, ds)
@@ -67,7 +75,8 @@ def with_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, ale
     costs = incident_costs(conn, ds, config=config, incidents=incidents, model=model)
     if costs.is_empty():
         return alerts, incidents, costs
-    costed = with_cost_severity(alerts, incidents, costs)
+    costed = with_cost_severity(alerts, incidents, costs, tiers=config.alerts.severity.tiers,
+                                shares=importance_shares(conn, ds) or {})
     tracked = track(costed)
     return costed, tracked, _held_by(costs.filter(pl.col("ds") == ds), incidents, tracked)
 
@@ -92,22 +101,24 @@ def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: 
           ranker: Callable, prior: dict | None) -> dict | None:
     """One incident's cost on ``ds``: replayed, or ``prior`` when its loss has not grown; None
     when there is nothing to replay (no clean day, no loss today, no event with a relevant row)."""
-    from feco.ranker.replay import IN_SEGMENT, reference_rows, replay_cost
+    from feco.ranker.replay import DRAWS, IN_SEGMENT, reference_rows, replay_cost
 
     settings = config.alerts.severity
     # A source outage's incident lists several features: they are lost and replayed together.
     features = list(incident.get("features") or [incident["feature"]])
     segment = (incident["segment_dim"], incident["segment_value"])
-    days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"],
-                      settings=settings)
+    days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"] or date.min,
+                      settings=settings, sampled=lambda day: is_sampled(day, config.paths.samples))
     losses = observed_losses(conn, ds, features, segment, days)
     if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
         return prior
     if not losses:
         return None
-    reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed)
+    model_features = ranker().features
+    reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed,
+                               features=model_features, label=model_label(model, config))
     cost = replay_cost(reference, ranker(), losses, seed=settings.seed, resamples=settings.resamples,
-                       rows=reference.get_column(IN_SEGMENT).to_numpy())
+                       rows=reference.get_column(IN_SEGMENT).to_numpy(), draws=DRAWS)
     if not cost.events:
         return None
     return {"ds": ds, "incident_id": incident["incident_id"], "run_id": model["run_id"],
@@ -115,18 +126,20 @@ def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: 
             "reference_start": days[0], "reference_end": days[-1], "reference_days": len(days),
             "features": [loss.feature for loss in losses], "loss_shares": [loss.share for loss in losses],
             "loss_kinds": [loss.kind for loss in losses], **cost.as_row(),
-            "severity": cost_tier(cost.d_ndcg8_low, settings.tiers)}
+            "severity": cost_tiers(cost.as_row(), settings.tiers)[0]}
 
 
 def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tuple[str, str], *, onset: date,
-               after: date, settings: SeveritySettings) -> list[date]:
+               after: date, settings: SeveritySettings, sampled: Callable[[date], bool] = lambda ds: True) -> list[date]:
     """The last ``reference_days`` published days before ``onset`` (none the model trained on,
     within ``lookback_days``) on which none of ``features`` alerted in a segment holding
-    ``segment`` or within it, oldest first."""
+    ``segment`` or within it, oldest first; only days whose sample is still there (``sampled``:
+    a retention policy may have removed older samples, whose rows no replay can read)."""
     found = named_query(conn, "replay_reference_days", {"onset": onset, "after": after, "features": features,
                                                         "lookback": settings.lookback_days})
     clean = [ds for ds, alerted in found.iter_rows()
-             if not any(_overlap(segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])]
+             if not any(_overlap(segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])
+             and sampled(ds)]
     return sorted(clean[:settings.reference_days])
 
 
@@ -153,31 +166,68 @@ def observed_losses(conn: duckdb.DuckDBPyConnection, ds: date, features: list[st
     return losses
 
 
-def cost_tier(d_ndcg8_low: float | None, tiers: CostTiers) -> str:
-    """The tier of the NDCG@8 loss an interval's worse end reaches.
+def cost_tiers(cost: dict, tiers: CostTiers) -> tuple[str, str]:
+    """The tiers a cost allows: at least the tier of the estimated NDCG@8 loss when the 95%
+    interval excludes no loss (its better end is a loss too), else low; at most the tier of
+    the interval's worse end.
 
     Examples
     --------
-    >>> cost_tier(-0.006, CostTiers()), cost_tier(-0.001, CostTiers()), cost_tier(0.002, CostTiers())
-    ('high', 'low', 'low')
+    A barely-used feature's 90% loss in a small region (−0.0039, −0.0086 to +0.0001): the
+    interval's worse end alone reached high; the evidence supports no loss:
+
+    >>> cost_tiers({"d_ndcg8": -0.0039, "d_ndcg8_low": -0.0086, "d_ndcg8_high": 0.0001}, CostTiers())
+    ('low', 'high')
+    >>> cost_tiers({"d_ndcg8": -0.0062, "d_ndcg8_low": -0.0081, "d_ndcg8_high": -0.0043}, CostTiers())
+    ('high', 'high')
     """
-    loss = -(d_ndcg8_low or 0.0)
+    floor = -(cost["d_ndcg8"] or 0.0) if (cost["d_ndcg8_high"] or 0.0) < 0 else 0.0
+    return _tier(floor, tiers), _tier(-(cost["d_ndcg8_low"] or 0.0), tiers)
+
+
+def costed_tier(coverage: str, allowed: tuple[str, str], *, share: float | None) -> str:
+    """A drop or decay alert's tier from its coverage tier (``coverage``: the drop weighted by
+    importance) and what its incident's cost allows (:func:`cost_tiers`): the coverage tier
+    within that band, and never above it for a feature with less than ``BARELY_USED`` of the
+    model's SHAP (``share``).
+
+    Examples
+    --------
+    >>> costed_tier("critical", ("low", "high"), share=0.06)  # a 90% drop, a cost that rules out more than high
+    'high'
+    >>> costed_tier("low", ("medium", "high"), share=0.2)     # a clear loss lifts a mild drop
+    'medium'
+    >>> costed_tier("low", ("medium", "high"), share=0.0033)  # ... but not a barely-used feature's
+    'low'
+    """
+    floor, cap = (SEVERITY_RANK[tier] for tier in allowed)
+    rank = min(max(SEVERITY_RANK[coverage], floor), cap)
+    if share is not None and share < BARELY_USED:
+        rank = min(rank, SEVERITY_RANK[coverage])
+    return SEVERITY_NAME[rank]
+
+
+def _tier(loss: float, tiers: CostTiers) -> str:
     return next((name for name in ("critical", "high", "medium") if loss >= getattr(tiers, name)), "low")
 
 
-def with_cost_severity(alerts: pl.DataFrame, incidents: pl.DataFrame, costs: pl.DataFrame) -> pl.DataFrame:
-    """``alerts`` with each costed incident's tier on its drop and decay alerts and its cost
-    at the end of every attached alert's text."""
+def with_cost_severity(alerts: pl.DataFrame, incidents: pl.DataFrame, costs: pl.DataFrame, *, tiers: CostTiers,
+                       shares: dict[str, float]) -> pl.DataFrame:
+    """``alerts`` with each costed incident's drop and decay alerts tiered by :func:`costed_tier`
+    (``shares``: each feature's SHAP share in the serving model) and its cost at the end of
+    every attached alert's text."""
     cost_of = {row["incident_id"]: row for row in costs.iter_rows(named=True)}
     attached = {alert_id: cost_of[incident_id]
                 for incident_id, alert_ids in incidents.select("incident_id", "alert_ids").iter_rows()
                 if incident_id in cost_of for alert_id in alert_ids}
-    tiers = {alert_id: cost["severity"] for alert_id, cost in attached.items()}
+    tiers_of = {alert_id: costed_tier(severity, cost_tiers(attached[alert_id], tiers), share=shares.get(feature))
+                for alert_id, severity, feature in alerts.select("alert_id", "severity", "feature").iter_rows()
+                if alert_id in attached}
     texts = {alert_id: "; " + describe_cost(cost) for alert_id, cost in attached.items()}
     costed = pl.col("alert_id").is_in(list(attached))
     return alerts.with_columns(
         pl.when(costed & pl.col("rule").is_in(COST_RULES))
-        .then(pl.col("alert_id").replace_strict(tiers, default=None)).otherwise(pl.col("severity")).alias("severity"),
+        .then(pl.col("alert_id").replace_strict(tiers_of, default=None)).otherwise(pl.col("severity")).alias("severity"),
         pl.when(costed).then(pl.col("detail") + pl.col("alert_id").replace_strict(texts, default=""))
         .otherwise(pl.col("detail")).alias("detail"))
 
@@ -193,6 +243,14 @@ def describe_cost(cost: dict) -> str:
     """
     return (f"costs an estimated {cost['d_ndcg8']:+.3f} NDCG@8 in {segment_name(cost)} "
             f"({cost['d_ndcg8_low']:+.3f} to {cost['d_ndcg8_high']:+.3f})")
+
+
+def model_label(model: dict, config: Config) -> str:
+    """The label a model's NDCG is taken on: a team model's own (``[ranker.model] label``),
+    else ``[logs] label``."""
+    import json
+
+    return json.loads(model["params"])["label"] if model["kind"] == "external" else config.logs.label
 
 
 def _grown(losses: list, prior: dict) -> bool:

@@ -9,9 +9,13 @@ were), score both with the model that serves the day, and take the mean NDCG@4/8
 the events with a 95% percentile bootstrap interval. The events are the same before and
 after, so the interval is the paired one: far narrower than a comparison of two days.
 
+Which rows of the segment lose their values is itself a draw: one draw of a 0.9 loss and one of
+0.892 moved the demo's DE estimate from -0.0041 to -0.0029. An incident is replayed with
+``DRAWS`` draws: its cost is their mean, and its interval resamples the draw with the events.
+
 The loss goes through :func:`feco.ranker.perturb.apply_losses`, the path the coverage-drop
-experiment's cells take, with the same seeds: replaying a test-only cell of the grid gives
-its NDCG change exactly (tests/ranker/test_replay.py, on MQ2008 Fold1).
+experiment's cells take, with the same seeds: replaying a test-only cell of the grid with one
+draw gives its NDCG change exactly (tests/ranker/test_replay.py, on MQ2008 Fold1).
 """
 
 from __future__ import annotations
@@ -22,19 +26,21 @@ from datetime import date
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from feco.config import Config
-from feco.coverage import band_histories, segment_rows
 from feco.evaluation import evaluate_labelled
 from feco.ranker.claims import bootstrap_means
 from feco.ranker.daily import ltr_rows
 from feco.ranker.model import TrainedRanker, predict_scores
 from feco.ranker.perturb import Loss, apply_losses
+from feco.ranker.rows import chosen_events
 from feco.sampling import sample_files
 
 METRICS = ("ndcg4", "ndcg8")
 IN_SEGMENT = "in_segment"
+# Draws of the rows a loss hits, for an incident's cost and the NDCG at risk: five put the
+# spread of which rows lose coverage into the interval at five scorings of the reference.
+DRAWS = 5
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class Cost:
 
 
 def replay_cost(reference: pl.DataFrame, model: TrainedRanker, losses: Sequence[Loss], *, seed: int,
-                rows: np.ndarray | None = None, resamples: int = 1_000) -> Cost:
+                rows: np.ndarray | None = None, resamples: int = 1_000, draws: int = 1) -> Cost:
     """Score ``reference`` as it is and with ``losses`` applied; the change with its interval.
 
     Parameters
@@ -68,10 +74,15 @@ def replay_cost(reference: pl.DataFrame, model: TrainedRanker, losses: Sequence[
         source loses several features at once).
     seed
         Chooses the rows that lose their values (as the experiment's ``seed`` does for a
-        test-mode cell) and the bootstrap's resamples.
+        test-mode cell; draw k takes ``seed + k``) and the bootstrap's resamples.
     rows
         Boolean mask of the rows that may lose coverage (the incident's segment, when it is
         a segment of products: its events are scored whole); default all.
+    draws
+        Draws of the rows that lose their values: the change is the mean over them, and each
+        resample of the interval takes one draw (at random) as well as resampling the events,
+        so the interval holds which rows a loss hits as well as which events were replayed.
+        One draw is the experiment's cell exactly.
 
     Examples
     --------
@@ -83,21 +94,41 @@ def replay_cost(reference: pl.DataFrame, model: TrainedRanker, losses: Sequence[
     >>> cost = replay_cost(frame, model, [Loss("x", 1.0)], seed=1)
     >>> cost.events, cost.ndcg8_before, round(cost.d_ndcg8, 4)
     (3, 1.0, -0.123)
-    >>> replay_cost(frame, model, [Loss("unused", 1.0)], seed=1).d_ndcg8
+    >>> replay_cost(frame, model, [Loss("unused", 1.0)], seed=1, draws=5).d_ndcg8
     0.0
     """
     if reference.is_empty():
         return Cost(0, *[None] * 7)
     before = _per_event(reference, model)
-    after = _per_event(apply_losses(reference, losses, seed=seed, part="test", rows=rows), model)
-    deltas = {m: after[m] - before[m] for m in METRICS}
-    if not len(deltas["ndcg8"]):
+    if not len(before["ndcg8"]):
         return Cost(0, *[None] * 7)
-    intervals = {m: np.percentile(bootstrap_means(d, resamples=resamples, rng=np.random.default_rng(seed)),
-                                  [2.5, 97.5]).tolist()
+    after = [_per_event(apply_losses(reference, losses, seed=seed + k, part="test", rows=rows), model)
+             for k in range(draws)]
+    rng = np.random.default_rng(seed)
+    deltas = {m: np.stack([a[m] - before[m] for a in after]) for m in METRICS}
+    picked = rng.integers(0, draws, size=resamples)  # one draw a resample, the same for both metrics
+    intervals = {m: np.percentile(resampled_means(d, picked, rng=np.random.default_rng(seed)), [2.5, 97.5]).tolist()
                  for m, d in deltas.items()}
-    return Cost(len(deltas["ndcg8"]), float(before["ndcg8"].mean()),
+    return Cost(len(before["ndcg8"]), float(before["ndcg8"].mean()),
                 *[value for m in METRICS for value in (float(deltas[m].mean()), *intervals[m])])
+
+
+def resampled_means(deltas: np.ndarray, picked: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+    """Each resample's mean: draw ``picked[b]``'s per-event changes (a row of ``deltas``) at
+    resampled events.
+
+    Examples
+    --------
+    >>> deltas = np.array([[0.0, -0.1, -0.2], [-0.1, -0.1, -0.1]])
+    >>> means = resampled_means(deltas, np.array([0, 1, 1, 0]), rng=np.random.default_rng(0))
+    >>> means.shape, bool(np.allclose(means[1:3], -0.1))
+    ((4,), True)
+    """
+    means = np.empty(len(picked))
+    for draw in np.unique(picked):
+        at = np.flatnonzero(picked == draw)
+        means[at] = bootstrap_means(deltas[draw], resamples=len(at), rng=rng)
+    return means
 
 
 def _per_event(frame: pl.DataFrame, model: TrainedRanker) -> dict[str, np.ndarray]:
@@ -108,14 +139,18 @@ def _per_event(frame: pl.DataFrame, model: TrainedRanker) -> dict[str, np.ndarra
     return {"ndcg4": per_query.get_column("ndcg@4").to_numpy(), "ndcg8": per_query.get_column("ndcg@8").to_numpy()}
 
 
-def reference_rows(days: Sequence[date], config: Config, segment: tuple[str, str], *, events: int,
-                   seed: int) -> pl.DataFrame:
+def reference_rows(days: Sequence[date], config: Config, segment: tuple[str, str], *, events: int, seed: int,
+                   features: list[str] | None = None, label: str | None = None,
+                   labels: Sequence[str] = ()) -> pl.DataFrame:
     """LTR rows of at most ``events`` events of ``segment`` sampled on ``days`` (a seeded
-    choice when there are more), with the boolean column ``in_segment`` (the rows of the
-    segment; for a segment of products, an event's other rows are not in it).
+    choice, about as many each day), with the boolean column ``in_segment`` (the rows of the
+    segment; for a segment of products, an event's other rows are not in it) and the segment
+    ``labels`` asked for (``segment:<dim>``). ``features`` and ``label``: the model's columns
+    (default the ``[logs]`` ones).
 
-    Two reads a day, so a paper-scale day (20M sampled rows) never sits in memory whole: the
-    segment's columns of every row first, then only the chosen events' rows.
+    Only some row groups of each day are read and only the chosen events' rows kept
+    (:func:`feco.ranker.rows.chosen_events`), so a paper-scale day (20M sampled rows) never
+    sits in memory whole.
 
     Examples
     --------
@@ -123,48 +158,15 @@ def reference_rows(days: Sequence[date], config: Config, segment: tuple[str, str
 
         reference_rows([date(2026, 11, 14), date(2026, 11, 15)], config, ("region", "DE"), events=2000, seed=1)
     """
-    event_id = config.logs.event_id
-    histories = band_histories(days, config) if "query_band" in segment[0].split(" x ") else {}
-    found = [_segment_events(ds, config, segment, histories.get(ds)) for ds in days]
-    pool = pl.concat([ids.filter(inside).unique().sort().to_frame().with_columns(pl.lit(k).alias("day"))
-                      for k, (ids, inside) in enumerate(found)])
-    if pool.height > events:
-        pool = pool.sample(events, seed=seed)
-    frames = []
-    for k, (ds, (ids, inside)) in enumerate(zip(days, found)):
-        chosen = ids.is_in(pool.filter(pl.col("day") == k).get_column(event_id).implode()).to_numpy()
-        if not chosen.any():
-            continue
-        rows = _rows_kept(ds, config, chosen).with_columns(pl.Series(IN_SEGMENT, inside[chosen]))
-        # Event ids are unique within a day only: number the day's events apart from the others'.
-        frames.append(rows.with_columns(pl.col(event_id).rank("dense").cast(pl.Int64) + k * 10**9))
-    if not frames:
-        return pl.DataFrame(schema={"qid": pl.Int64, "label": pl.Int64, IN_SEGMENT: pl.Boolean})
-    return ltr_rows(pl.concat(frames, how="diagonal_relaxed"), config, keep={IN_SEGMENT: IN_SEGMENT})
-
-
-def _segment_events(ds: date, config: Config, segment: tuple[str, str],
-                    history: pl.DataFrame | None) -> tuple[pl.Series, np.ndarray]:
-    """Every sampled row's event id on ``ds`` (in file order) and whether the row is in
-    ``segment`` (``history``: the day's band history, for a segment of query bands)."""
     logs = config.logs
-    files = sample_files(ds, config.paths.samples)
-    sources = [logs.event_id, logs.query, logs.product_group, logs.region, logs.product_first_seen]
-    keys = files.read(columns=[c for c in dict.fromkeys(sources) if c in files.schema])
-    if segment[0] == "all":
-        return keys.get_column(logs.event_id), np.ones(keys.height, dtype=bool)
-    labels = segment_rows(keys, ds=ds, config=config, band_history=history)
-    dims = segment[0].split(" x ")
-    inside = labels.select(pl.concat_str(dims, separator=" x ") == segment[1]).to_series().to_numpy()
-    return keys.get_column(logs.event_id), inside
-
-
-def _rows_kept(ds: date, config: Config, keep: np.ndarray) -> pl.DataFrame:
-    """The day's sampled rows (file order) where ``keep`` is true, read a batch at a time."""
-    kept, offset = [], 0
-    for batch in sample_files(ds, config.paths.samples).batches():
-        wanted = keep[offset:offset + batch.num_rows]
-        offset += batch.num_rows
-        if wanted.any():
-            kept.append(pl.from_arrow(batch.filter(pa.array(wanted))))
-    return pl.concat(kept, how="diagonal_relaxed")
+    if not days:
+        return pl.DataFrame(schema={"qid": pl.Int64, "label": pl.Int64, IN_SEGMENT: pl.Boolean})
+    features = list(logs.features) if features is None else features
+    schema = sample_files(days[0], config.paths.samples).schema
+    columns = [c for c in dict.fromkeys([logs.event_id, label or logs.label, config.ranker.position, *features])
+               if c in schema]
+    found = chosen_events(days, config, columns, events=events, seed=seed, segment=segment, labels=labels)
+    # Event ids are unique within a day only: number the events of all days apart.
+    numbered = found.with_columns(pl.struct("feco_day", logs.event_id).rank("dense").cast(pl.Int64).alias(logs.event_id))
+    keep = {IN_SEGMENT: IN_SEGMENT, **{f"segment:{d}": f"segment:{d}" for d in labels}}
+    return ltr_rows(numbered, config, keep=keep, features=[f for f in features if f in schema], label=label)

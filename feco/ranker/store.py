@@ -91,21 +91,24 @@ def store_model_run(conn: duckdb.DuckDBPyConnection, run: dict, importance: pl.D
     ])
 
 
-def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame, shap: pl.DataFrame) -> None:
-    """Replace one day's rows in ranker_daily and shap_daily (empty frames clear the day)."""
-    replace_rows(conn, [(table, "ds = $ds", {"ds": ds}, rows)
-                        for table, rows in (("ranker_daily", scores), ("shap_daily", shap))])
+def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame, shap: pl.DataFrame,
+                served: pl.DataFrame) -> None:
+    """Replace one day's rows in ranker_daily, shap_daily and served_daily (empty frames clear
+    the day)."""
+    replace_rows(conn, [(table, "ds = $ds", {"ds": ds}, rows) for table, rows in (
+        ("ranker_daily", scores), ("shap_daily", shap), ("served_daily", served))])
 
 
 def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:
-    """The reference model run that scores ``ds`` (the newest valid on it), or None.
+    """The model run that scores ``ds``, or None: the newest team model (kind ``external``,
+    :mod:`feco.ranker.serving`) valid on it, else the newest reference model valid on it.
 
     Examples
     --------
     On the demo's warehouse (not run as a doctest: it needs a trained reference model)::
 
         current_model(conn, date(2026, 3, 20))
-        # {'run_id': 'reference-2026-03-16-…', 'version': '2026-03-16-…', 'artifact': '…/model.txt'}
+        # {'run_id': 'reference-2026-03-16-…', 'kind': 'reference', 'version': '2026-03-16-…', 'artifact': '…'}
     """
     found = named_query(conn, "ranker_current_model", {"ds": ds})
     return found.row(0, named=True) if found.height else None

@@ -63,7 +63,7 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
         "study": _records(data.study),
     }
     dims = {dim for dim, _ in cube["segments"]}
-    sections = [_incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid),
+    sections = [_at_risk(data.at_risk), _incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid),
                 _study(data.study)]
     days = data.coverage.get_column("ds")
     out.mkdir(parents=True, exist_ok=True)
@@ -100,6 +100,33 @@ def _first_trend(data: ReportData) -> dict:
     if data.incidents.height:
         return data.incidents.select("feature", "segment_dim", "segment_value").row(0, named=True)
     return {"feature": data.coverage.get_column("feature").min(), "segment_dim": "all", "segment_value": "all"}
+
+
+def _at_risk(rows: pl.DataFrame | None) -> Section:
+    """The first screen: what the data costs the serving model, the last 14 days, and the last
+    day per scored segment."""
+    title = "NDCG at risk"
+    if rows is None:
+        return Section("ndcg-at-risk", title, skipped="No day scored yet: the served order needs the logs' "
+                                                      "[ranker] position column.")
+    shown = {"d_ndcg8": "NDCG@8 at risk", "d_ndcg8_low": "low", "d_ndcg8_high": "high",
+             "served_ndcg8": "served NDCG@8", "model_ndcg8": "model NDCG@8", "deficits": "deficits replayed"}
+    formats = {name: "+.4f" for name in ("NDCG@8 at risk", "low", "high")} | {
+        name: ".4f" for name in ("served NDCG@8", "model NDCG@8")}
+    days = rows.filter(pl.col("segment_dim") == "all").head(14).select("ds", *shown).rename(shown)
+    last = rows.filter((pl.col("ds") == rows["ds"].max()) & (pl.col("segment_dim") != "all"))
+    segments = last.select(segment_label(pl.col("segment_dim"), pl.col("segment_value")).alias("segment"),
+                           *shown).rename(shown)
+    note = ("What the day's coverage costs the model serving it: every coverage deficit of its features beyond the "
+            "day's sampling noise, against the last clean days, applied together to clean events of those days "
+            "(each region its own) and scored, with a 95% interval over events and draws of the rows hit "
+            "(view ndcg_at_risk_daily). 0: nothing below its reference. Beside it, the NDCG@8 of the order that "
+            "was served (from the logged positions) and of the model on the same day's events "
+            "(served_daily_ndcg). docs/ranker.md says how each is taken.")
+    body = paragraph(note) + html_table(days, formats=formats)
+    if segments.height:
+        body += paragraph(f"{rows['ds'].max()} per segment:") + html_table(segments, formats=formats)
+    return Section("ndcg-at-risk", title, body=body)
 
 
 def _incidents(incidents: pl.DataFrame) -> Section:

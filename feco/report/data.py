@@ -23,6 +23,7 @@ OPTIONAL = {
     "shap": ("shap_daily", "report_shap_daily"),
     "grid": ("coverage_drop_results", "report_coverage_drop"),
     "study": ("sampling_study", "report_sampling_study"),
+    "at_risk": ("served_daily", "ndcg_at_risk_report"),
 }
 
 
@@ -39,6 +40,7 @@ class ReportData:
     shap: pl.DataFrame | None
     grid: pl.DataFrame | None
     study: pl.DataFrame | None
+    at_risk: pl.DataFrame | None  # per day and scored segment: NDCG at risk, served and model NDCG@8
 
 
 def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all", alerts: Alerts | None = None,

@@ -1,8 +1,10 @@
--- ranker_current_model: the reference model that scores day $ds, the newest valid on it.
--- Inputs: model_runs. Params: $ds. Output: run_id, version, artifact, valid_from, train_end
--- (the last day it learned from; 0 or 1 row).
-SELECT run_id, version, artifact, valid_from, train_end
+-- ranker_current_model: the model that scores day $ds: the newest of the team's own models
+-- (kind 'external') valid on it, else the newest reference model valid on it.
+-- Inputs: model_runs. Params: $ds. Output: run_id, kind, version, artifact, valid_from,
+-- train_end (the last day it learned from; NULL for a team model that does not say), params
+-- (0 or 1 row).
+SELECT run_id, kind, version, artifact, valid_from, train_end, params
 FROM model_runs
-WHERE kind = 'reference' AND valid_from <= $ds
-ORDER BY valid_from DESC, run_id DESC
+WHERE kind IN ('reference', 'external') AND valid_from <= $ds
+ORDER BY kind = 'external' DESC, valid_from DESC, run_id DESC
 LIMIT 1;

@@ -7,7 +7,8 @@
 -- 'null', as the values were lost). Both are scored with the model valid on ds (run_id); the
 -- d_* columns are the mean change over the reference's events with a relevant row (feco's
 -- NDCG convention), *_low and *_high a 95% percentile bootstrap interval over those events.
--- severity: the tier the cost gives ([alerts.severity] tiers, on d_ndcg8_low).
+-- severity: the lowest tier the cost supports ([alerts.severity] tiers: the estimated loss's
+-- when the interval excludes no loss, else low; feco.alerts.cost_severity.cost_tiers).
 CREATE TABLE IF NOT EXISTS incident_costs (
     ds DATE NOT NULL,
     incident_id VARCHAR NOT NULL,

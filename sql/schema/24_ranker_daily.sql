@@ -1,4 +1,5 @@
--- ranker_daily: the reference ranker scored on one day's sample, per segment of search events
+-- ranker_daily: the model serving a day (the reference ranker, or the team's own) scored on
+-- its sample, per segment of search events
 -- (feco.ranker.daily; the `score` step). Sums and counts, so days and segments merge: mean
 -- NDCG = ndcg*_sum / queries_evaluated (view ranker_daily_ndcg). Conventions: feco's, exp2
 -- gain over the event's shown products, events with no positive label are not evaluated and

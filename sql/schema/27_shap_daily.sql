@@ -1,8 +1,10 @@
 -- shap_daily: the attribution of the model that scored a day (ranker_daily.run_id), per
 -- feature and segment of the day's sample (feco.ranker.attribution; the `score` step).
--- Exact TreeSHAP values of the explained rows: all the day's sampled rows, or a seeded sample
--- of [ranker] shap_rows of them when there are more (rows_explained of rows_sampled, the
--- segment's rows explained of the day's sampled rows). Sums and counts, so segments and days
+-- Exact TreeSHAP values of the explained rows (feco.ranker.attribution): all traffic and the
+-- segments that cannot page take the [ranker] shap_rows rows with the lowest seeded draws of
+-- the day (those that fall in them), each segment that can page its own shap_segment_rows
+-- rows with the lowest draws within it (rows_explained of rows_sampled, the segment's rows
+-- explained of the day's sampled rows). Sums and counts, so segments and days
 -- merge: mean |SHAP| = abs_shap_sum / rows_explained, and the feature's share of the
 -- segment's attribution is its abs_shap_sum over the sum of all features' (view
 -- shap_daily_share). Segments as in

@@ -9,7 +9,7 @@ import pytest
 
 from feco.alerts.cost_severity import (
     clean_days,
-    cost_tier,
+    cost_tiers,
     observed_losses,
     with_cost_severity,
 )
@@ -68,10 +68,17 @@ def test_clean_days_skip_the_days_a_feature_alerted_there_and_the_models_trainin
     assert clean_days(conn, ["ctr"], SEGMENT, onset=DAY, after=days[4], settings=settings) == sorted(days[2:4])
 
 
-def test_the_tier_is_the_loss_the_interval_cannot_rule_out():
+def test_a_cost_allows_the_tiers_between_the_loss_it_supports_and_its_worse_end():
     tiers = CostTiers(critical=0.01, high=0.005, medium=0.002)
-    assert [cost_tier(low, tiers) for low in (-0.02, -0.01, -0.006, -0.003, -0.001, 0.0, 0.004, None)] == \
-        ["critical", "critical", "high", "medium", "low", "low", "low", "low"]
+
+    def allowed(d, low, high):
+        return cost_tiers({"d_ndcg8": d, "d_ndcg8_low": low, "d_ndcg8_high": high}, tiers)
+
+    assert allowed(-0.012, -0.02, -0.006) == ("critical", "critical")
+    assert allowed(-0.003, -0.006, -0.001) == ("medium", "high")  # a loss: at least its estimate's tier
+    assert allowed(-0.003, -0.006, 0.001) == ("low", "high")      # no loss ruled out: nothing supported
+    assert allowed(0.001, -0.001, 0.004) == ("low", "low")
+    assert allowed(None, None, None) == ("low", "low")
     with pytest.raises(ValueError, match="tiers must shrink"):
         CostTiers(critical=0.001, high=0.005, medium=0.002)
 
@@ -102,7 +109,7 @@ def test_a_cheap_incident_loses_its_page_and_a_costly_one_is_paged_at_its_cost()
          "d_ndcg8_low": -0.0011, "d_ndcg8_high": 0.0003, "severity": "low"},
         {"incident_id": ids["rating"], "segment_dim": "region", "segment_value": "DE", "d_ndcg8": -0.004,
          "d_ndcg8_low": -0.006, "d_ndcg8_high": -0.002, "severity": "high"}])
-    costed = with_cost_severity(alerts, incidents, costs)
+    costed = with_cost_severity(alerts, incidents, costs, tiers=CostTiers(), shares={"ctr": 0.2, "rating": 0.1})
     assert costed["severity"].to_list() == ["low", "high", "high"]  # a missing-values alert keeps its tier
     assert costed["detail"][0] == ("ctr fell (drop_vs_moving_average); costs an estimated -0.000 NDCG@8 in "
                                    "region=DE (-0.001 to +0.000)")
