@@ -329,6 +329,9 @@ class DecaySettings(_Model):
     reference: ReferencePeriod | None = None
     # The weekly level's usual movement is measured over whole weeks at most this many days back.
     wander_days: Annotated[int, Field(ge=21)] = 84
+    # A rise held this many days in a row (every day above the reference by the relative and
+    # absolute margins: a launch, a rollout filling in) becomes the series' reference.
+    follow_days: Annotated[int, Field(ge=1)] = 7
 
 
 class MissingSettings(_Model):

@@ -220,13 +220,13 @@ def _detect(conn, ds: date, config: Config) -> dict:
     ``[alerts.severity] by = "cost"`` (the default) the incidents are then ranked by what
     their loss costs that ranker, replayed (feco.alerts.cost_severity, table incident_costs).
     """
-    from feco.alerts import detect_alerts
     from feco.alerts.cost_severity import with_costs
+    from feco.alerts.detect import judge_day
     from feco.alerts.incidents import track_incidents
     from feco.ranker.store import importance_shares, ndcg_changes
 
-    alerts = detect_alerts(conn, ds, config=config, importance=importance_shares(conn, ds),
-                           ndcg_change=ndcg_changes(conn, ds))
+    alerts, unjudged, reference_moves = judge_day(conn, ds, config=config, importance=importance_shares(conn, ds),
+                                                  ndcg_change=ndcg_changes(conn, ds))
     carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
     coverage = named_query(conn, "day_coverage", {"ds": ds})
     history_days = named_query(conn, "history_days", {"ds": ds}).item()
@@ -236,9 +236,10 @@ def _detect(conn, ds: date, config: Config) -> dict:
                                history_days=history_days, sources=config.logs.source_features())
 
     alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
-    publish_day(conn, ds, {"alerts": alerts, "incidents": incidents, "incident_costs": costs})
+    publish_day(conn, ds, {"alerts": alerts, "unjudged": unjudged, "reference_moves": reference_moves,
+                           "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")
-    return {"ds": ds.isoformat(), "alerts": alerts.filter(pl.col("rule") != "low_volume").height,
+    return {"ds": ds.isoformat(), "alerts": alerts.height,
             "incidents": incidents.filter(pl.col("status") != "resolved").height,
             "messages": dict(events.group_by("event").len().sort("event").iter_rows())}
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from feco.alerts.incidents import DECAY, DROP, contains
+from feco.alerts.incidents import COLLAPSE, DECAY, DROP, contains
 from feco.alerts.rules import segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Config, CostTiers, SeveritySettings
@@ -46,7 +46,7 @@ COST_SCHEMA = {
     "d_ndcg4": pl.Float64, "d_ndcg4_low": pl.Float64, "d_ndcg4_high": pl.Float64,
     "d_ndcg8": pl.Float64, "d_ndcg8_low": pl.Float64, "d_ndcg8_high": pl.Float64, "severity": pl.String,
 }
-COST_RULES = (DROP, DECAY)
+COST_RULES = (DROP, DECAY, COLLAPSE)
 # A feature under this share of the model's SHAP never pages above its coverage tier on cost.
 BARELY_USED = 0.01
 # A loss share this much above the one last replayed is replayed again (a growing decay):

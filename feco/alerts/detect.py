@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import date
+from typing import NamedTuple
+from datetime import date, timedelta
 
 import duckdb
 import polars as pl
 
 from feco.alerts.budget import series_alpha
 from feco.alerts.rollup import roll_up
-from feco.alerts.rules import FIRED_SCHEMA, fired, segment_name
+from feco.alerts.rules import FIRED_SCHEMA
+from feco.alerts.rules.collapse import CollapseRule
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
 from feco.alerts.rules.floor import FloorRule
@@ -25,26 +27,25 @@ from feco.alerts.severity import severity
 from feco.config import Alerts, Config, Incidents, ReferencePeriod, Segments
 from feco.warehouse import named_query
 
-RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule())
-LOW_VOLUME = "low_volume"
+RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule(), CollapseRule())
+# A day further than this many robust sds (1.4826 x the median absolute deviation) from its
+# series' usual level is left out of the spread (and, below it, out of the level): a failure's
+# days, and no more than a normal series' tail (under a normal, one day in 16,000).
+OUTLIER_SD = 4.0
 DIGITS = 10
 
 
-def detect_alerts(
-    conn: duckdb.DuckDBPyConnection,
-    ds: date,
-    *,
-    config: Config,
-    importance: dict[str, float] | None = None,
-    ndcg_change: dict[tuple[str, str], float] | None = None,
-) -> pl.DataFrame:
-    """Every alert that fires on ``ds``, rolled up, with severity and a readable detail.
+class Judged(NamedTuple):
+    """What one day's judgement writes: its alerts, what it did not judge (``unjudged``) and
+    the decay references that follow a rise (``reference_moves``)."""
 
-    History rules (drop, decay) wait until ``alerts.warmup_days`` days of history exist;
-    floor and missing rules run from the first day. Segments with fewer than
-    ``alerts.min_rows`` sampled rows raise no coverage alert: they get one 'low_volume' row.
-    ``ndcg_change`` maps (segment_dim, segment_value) to the day's measured NDCG@8 change;
-    a coverage alert's detail states it when known.
+    alerts: pl.DataFrame
+    unjudged: pl.DataFrame
+    reference_moves: pl.DataFrame
+
+
+def detect_alerts(conn: duckdb.DuckDBPyConnection, ds: date, **options) -> pl.DataFrame:
+    """Every alert that fires on ``ds`` (:func:`judge_day`'s alerts).
 
     Examples
     --------
@@ -52,6 +53,26 @@ def detect_alerts(
 
         with open_configured(config) as conn:
             alerts = detect_alerts(conn, date(2026, 1, 21), config=config)
+    """
+    return judge_day(conn, ds, **options).alerts
+
+
+def judge_day(
+    conn: duckdb.DuckDBPyConnection,
+    ds: date,
+    *,
+    config: Config,
+    importance: dict[str, float] | None = None,
+    ndcg_change: dict[tuple[str, str], float] | None = None,
+) -> Judged:
+    """Every alert that fires on ``ds``, rolled up, with severity and a readable detail; what
+    the coverage rules did not judge, and why; and the decay references that follow a rise.
+
+    History rules (drop, decay) wait until ``alerts.warmup_days`` days of history exist;
+    floor, missing-values and collapse rules run from the first day with a history. Segments
+    with fewer than ``alerts.min_rows`` sampled rows raise no coverage alert but a collapse
+    (they are listed as not judged). ``ndcg_change`` maps (segment_dim, segment_value) to the
+    day's measured NDCG@8 change; a coverage alert's detail states it when known.
     """
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
@@ -61,23 +82,34 @@ def detect_alerts(
     collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = judged_on_history(inputs, settings)
-    found = [collapsed, missing_columns(_missing_features(conn, ds)), _low_volume(inputs, settings.min_rows)]
+    pageable = inputs.filter(_pageable(settings.incidents))
+    found = [collapsed, missing_columns(_missing_features(conn, ds))]
     for rule in RULES:
         if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
             continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
-        found.append(rule.detect(warm if rule.needs_history else eligible, settings))
-    alerts = _with_ids(pl.concat(found), ds)
+        judged = warm if rule.needs_history else pageable if getattr(rule, "pageable_only", False) else eligible
+        found.append(rule.detect(judged, settings))
+    alerts = _with_ids(_collapse_where_no_drop(pl.concat(found)), ds)
     coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != MISSING_COLUMN))
     rolled = pl.concat([
         roll_up(coverage_alerts, inputs),
         alerts.join(coverage_alerts, on="alert_id", how="anti").with_columns(
-            pl.lit(None, pl.String).alias("parent_id"),
-            pl.when(pl.col("rule") == LOW_VOLUME).then(pl.lit("suppressed")).otherwise(pl.lit("open")).alias("status"),
-        ),
+            pl.lit(None, pl.String).alias("parent_id"), pl.lit("open").alias("status")),
     ])
     decay_days = config.moving_average_days
     rolled = _ongoing(rolled, named_query(conn, "recent_alerts", {"ds": ds, "days": decay_days}), ds, decay_days)
-    return _finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features))
+    history_days = named_query(conn, "history_days", {"ds": ds}).item()
+    return Judged(_finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features)),
+                  unjudged(pageable, settings, ds=ds, history_days=history_days), _reference_moves(pageable, ds))
+
+
+def _collapse_where_no_drop(alerts: pl.DataFrame) -> pl.DataFrame:
+    """A collapse speaks where the drop rule cannot (the first weeks, a segment under
+    min_rows): where both fire, the drop says it, with its prediction and spread."""
+    keys = ["feature", "segment_dim", "segment_value"]
+    drops = alerts.filter(pl.col("rule") == DropRule.name).select(keys)
+    collapses = alerts.filter(pl.col("rule") == CollapseRule.name).join(drops, on=keys, how="anti")
+    return pl.concat([alerts.filter(pl.col("rule") != CollapseRule.name), collapses])
 
 
 def _ongoing(alerts: pl.DataFrame, recent: pl.DataFrame, ds: date, decay_days: int) -> pl.DataFrame:
@@ -121,6 +153,10 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         "age_bands": [label for label, _ in segments.age_bands()],
         "spread_days": alerts.drop.spread_days,
         "weekly": alerts.weekly,
+        "outlier_sd": OUTLIER_SD,
+        "follow_days": alerts.decay.follow_days,
+        "follow_relative": alerts.decay.relative,
+        "follow_absolute": alerts.decay.absolute,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
         "ref_min_days": ((reference.end - reference.start).days + 2) // 2 if reference else 0,
@@ -170,23 +206,52 @@ def _missing_features(conn, ds: date) -> list[str]:
     return named_query(conn, "missing_features", {"ds": ds}).get_column("feature").to_list()
 
 
-def _low_volume(inputs: pl.DataFrame, min_rows: int) -> pl.DataFrame:
-    """One row per segment too small to judge that day (marked, never notified)."""
-    small = (inputs.filter(pl.col("n_rows") < min_rows)
-             .unique(["segment_dim", "segment_value"]).sort(["segment_dim", "segment_value"])
-             .with_columns(pl.lit(None, pl.String).alias("feature"), pl.col("n_rows").cast(pl.Float64).alias("observed"),
-                           pl.lit(float(min_rows)).alias("threshold")))
-    return fired(small, LOW_VOLUME)
+def _reference_moves(pageable: pl.DataFrame, ds: date) -> pl.DataFrame:
+    """The series whose decay reference follows a rise held above it (``risen_reference``)."""
+    moved = pageable.filter(pl.col("risen_reference") > pl.col("reference"))
+    return moved.select(pl.lit(ds).alias("ds"), "feature", "segment_dim", "segment_value", "reference",
+                        pl.col("risen_reference").alias("followed"), pl.col("risen_since").alias("since"))
 
 
-def _describe_low_volume(alert: dict) -> str:
-    return (f"{segment_name(alert)}: only {alert['observed']:,.0f} sampled rows (< {alert['threshold']:,.0f}); "
-            "coverage alerts suppressed")
+UNJUDGED_SCHEMA = {"ds": pl.Date, "feature": pl.String, "segment_dim": pl.String, "segment_value": pl.String,
+                   "reason": pl.String, "n_rows": pl.Int64, "detail": pl.String}
+
+
+def unjudged(pageable: pl.DataFrame, settings: Alerts, *, ds: date, history_days: int) -> pl.DataFrame:
+    """What the coverage rules did not judge on ``ds`` in the segments that can page, and why
+    (table ``unjudged``): segments under ``min_rows``, the warm-up, a segment whose mix of
+    product ages is not its history's.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"feature": ["f", "f"], "segment_dim": ["all", "region"], "segment_value": ["all", "DE"],
+    ...                      "n_rows": [9000, 472], "history_overlap": [0.9, None]})
+    >>> unjudged(rows, Alerts(), ds=date(2026, 11, 3), history_days=2).select("segment_value", "reason").rows()
+    [('all', 'warm_up'), ('DE', 'few_rows')]
+    """
+    rows = []
+    if history_days < settings.warmup_days:
+        start = ds + timedelta(days=settings.warmup_days - history_days)
+        rows.append((None, "all", "all", "warm_up", None,
+                     f"{history_days} of warmup_days ({settings.warmup_days}) days of history: the drop and decay "
+                     f"rules judge from {start}; missing values and collapses are judged meanwhile"))
+    few = pageable.filter(pl.col("n_rows") < settings.min_rows).unique(["segment_dim", "segment_value"])
+    for row in few.sort("segment_dim", "segment_value").iter_rows(named=True):
+        rows.append((None, row["segment_dim"], row["segment_value"], "few_rows", row["n_rows"],
+                     f"{row['n_rows']:,} sampled rows, under min_rows ({settings.min_rows:,}): only a collapse "
+                     "is judged"))
+    mixed = pageable.filter((pl.col("n_rows") >= settings.min_rows)
+                            & (pl.col("history_overlap") < settings.min_age_overlap))
+    for row in mixed.sort("feature", "segment_dim", "segment_value").iter_rows(named=True):
+        rows.append((row["feature"], row["segment_dim"], row["segment_value"], "age_mix", row["n_rows"],
+                     f"its rows share {row['history_overlap']:.0%} of their product ages with its history's, under "
+                     f"min_age_overlap ({settings.min_age_overlap:.0%}): its history says nothing of it"))
+    return pl.DataFrame([(ds, *row) for row in rows], schema=UNJUDGED_SCHEMA, orient="row")
 
 
 # Each rule says what its alerts mean (the detail line), by rule name.
 DESCRIBE = {rule.name: rule.describe for rule in RULES} | {
-    VOLUME_DROP: describe_volume_drop, MISSING_COLUMN: describe_missing_column, LOW_VOLUME: _describe_low_volume}
+    VOLUME_DROP: describe_volume_drop, MISSING_COLUMN: describe_missing_column}
 
 
 def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:

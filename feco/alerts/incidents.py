@@ -36,8 +36,8 @@ from feco.alerts.rules import segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
-DROP, DECAY = "drop_vs_moving_average", "decay_vs_reference"
-COVERAGE_RULES = (DROP, DECAY, "below_floor")
+DROP, DECAY, COLLAPSE = "drop_vs_moving_average", "decay_vs_reference", "collapse"
+COVERAGE_RULES = (DROP, DECAY, "below_floor", COLLAPSE)
 SCHEMA = {
     "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
     "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
@@ -46,10 +46,11 @@ SCHEMA = {
     "headline_alert_id": pl.String, "headline_rule": pl.String, "headline_dim": pl.String,
     "headline_value": pl.String, "alert_ids": pl.List(pl.String), "event": pl.String,
     "message_id": pl.String, "detail": pl.String, "source": pl.String, "features": pl.List(pl.String),
+    "not_paged": pl.String,
 }
 # Rules whose alert marks a failure that starts on one day: several features of one source
 # failing so on the same day in the same segment are one outage.
-STEP_RULES = (DROP, "missing_values", "below_floor")
+STEP_RULES = (DROP, "missing_values", "below_floor", COLLAPSE)
 
 
 def track_incidents(
@@ -78,9 +79,9 @@ def track_incidents(
         rows = track_incidents(alerts, carried, coverage, ds=ds, settings=settings, history_days=20)
         rows.filter(pl.col("event").is_not_null())  # the messages due today
     """
-    day = _Day(ds, settings, coverage, weekly_learned=history_days >= settings.page_after_days,
+    day = _Day(ds, settings, coverage, history_days=history_days,
                recently_resolved=_by_each_feature(carried.filter(pl.col("status") == "resolved")), sources=sources or {})
-    todays = _by_feature(alerts.filter(pl.col("rule") != "low_volume"), order="alert_id")
+    todays = _by_feature(alerts, order="alert_id")
     unresolved = [_with_features(row) for row in carried.filter(pl.col("status") != "resolved").sort("incident_id")
                   .iter_rows(named=True)]
     rows = day.track(todays, unresolved)
@@ -135,10 +136,10 @@ class _Day:
     """What one day knows: its date, the settings, every segment's coverage that day and the
     features of each upstream source."""
 
-    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, weekly_learned: bool,
+    def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, history_days: int,
                  recently_resolved: dict[str | None, list[dict]], sources: dict[str, list[str]]):
         self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
-        self.weekly_learned, self.sources = weekly_learned, sources
+        self.history_days, self.sources = history_days, sources
         self.source_of = {feature: name for name, features in sources.items() for feature in features}
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
@@ -284,31 +285,38 @@ class _Day:
         return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], " x " in a["segment_dim"], -_size(a),
                                          a["n_rows"] or 0, a["alert_id"]))
 
-    def _pages(self, head: dict, state: dict) -> bool:
-        """Severe enough, and in a segment large enough (the headline's, or the incident's when
-        it has spread wider), to page a person."""
-        if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[self.settings.page_min_severity]:
-            return False
-        if head["rule"] == DROP and not self.weekly_learned:
-            return False
-        if " x " in head["segment_dim"] and not self.settings.page_crosses:
-            return False
-        if head["segment_dim"] == "age_band" and not self.settings.page_age_bands:
-            return False
+    def _not_paged(self, head: dict, state: dict) -> str | None:
+        """Why the headline pages no one, None when it pages: severe enough, and in a segment
+        large enough (the headline's, or the incident's when it has spread wider)."""
+        settings = self.settings
+        if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[settings.page_min_severity]:
+            return f"not paged: {head['severity']}, milder than page_min_severity ({settings.page_min_severity})"
+        if head["rule"] == DROP and self.history_days < settings.page_after_days:
+            return (f"not paged: {self.history_days} days of history, drops page from {settings.page_after_days} "
+                    "(page_after_days: the weekly pattern is learnt from two of every weekday)")
+        if " x " in head["segment_dim"] and not settings.page_crosses:
+            return "not paged: a cross of dimensions (page_crosses is off)"
+        if head["segment_dim"] == "age_band" and not settings.page_age_bands:
+            return "not paged: an age band (page_age_bands is off)"
         place = head if contains(_segment(head), _segment(state)) else state
         if place["segment_dim"] == "all":
-            return True
+            return None
         rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))
-        return (rows or 0) >= self.settings.page_min_share * self.total_rows
+        if (rows or 0) >= settings.page_min_share * self.total_rows:
+            return None
+        share = (rows or 0) / self.total_rows if self.total_rows else 0.0
+        return f"not paged: {share:.1%} of the day's rows, under page_min_share ({settings.page_min_share:.0%})"
 
     def _today(self, state: dict, attached: list[dict], head: dict | None, *, status: str) -> dict:
         rank, paged = state["severity_rank"], state["paged_rank"]
-        event = None
+        event = not_paged = None
         if head is not None:
             head_rank = SEVERITY_RANK[head["severity"]]
             rank = max(rank, head_rank)
-            if self._pages(head, state) and head_rank > paged:
-                event, paged = ("escalated" if paged else "opened"), head_rank
+            if head_rank > paged:
+                not_paged = self._not_paged(head, state)
+                if not_paged is None:
+                    event, paged = ("escalated" if paged else "opened"), head_rank
             detail = self._outage_line(state) + head["detail"]
             lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
         else:
@@ -325,7 +333,7 @@ class _Day:
             "headline_dim": head and head["segment_dim"], "headline_value": head and head["segment_value"],
             "alert_ids": [alert["alert_id"] for alert in attached], "event": event,
             "message_id": event and _digest(state["incident_id"], event, severity),
-            "detail": detail,
+            "detail": detail, "not_paged": not_paged,
         }
 
     def _outage_line(self, state: dict) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 FIXED = {"below_floor": "critical", "missing_column": "critical", "missing_values": "high",
-         "volume_drop": "high", "low_volume": "info"}
+         "volume_drop": "high"}
 TIERS = ((0.5, "critical"), (0.25, "high"), (0.10, "medium"))
 # A feature with less than a quarter of an average feature's importance barely moves ranking.
 UNUSED_WEIGHT = 0.25

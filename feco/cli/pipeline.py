@@ -20,6 +20,7 @@ from feco.cli.options import (
 )
 from feco.errors import DataError, FecoError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
+from feco.log_tables import is_table
 from feco.sql_files import schema_relations
 
 INCIDENT_TABLE_COLUMNS = ("severity", "feature", "segment_dim", "segment_value", "status", "opened_ds", "last_ds",
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
     incomplete_option(run)
+    as_of_option(run)
     config_option(run)
     run.set_defaults(handler=_run)
 
@@ -63,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                "message apart for each incident still live on the last day "
                                "(default: detect and store only)")
     incomplete_option(backfill)
+    as_of_option(backfill)
     config_option(backfill)
     backfill.set_defaults(handler=_backfill)
 
@@ -131,6 +134,13 @@ def incomplete_option(parser: argparse.ArgumentParser) -> None:
                              "missing (default: refuse the day, naming the hours)")
 
 
+def as_of_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--as-of", metavar="VERSION",
+                        help="logs in a table: read it at this Iceberg snapshot id or Delta version, as "
+                             "sample_windows.table_version recorded a day's read, to rerun a day as it was "
+                             "(default: the table's current one, with any rows added since)")
+
+
 def _relations_epilog() -> str:
     relations = schema_relations()
     return ("relations (from sql/schema; `feco query \"DESCRIBE name\"` lists a relation's columns):\n"
@@ -144,7 +154,8 @@ def _run(args: argparse.Namespace) -> int:
     from feco import tasks
 
     started = time.monotonic()
-    result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete)
+    result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete,
+                           as_of=args.as_of)
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows; "
           f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0
@@ -181,7 +192,8 @@ def _backfill(args: argparse.Namespace) -> int:
         started = time.monotonic()
         prefix = f"[{number:>{len(str(len(days)))}}/{len(days)}] {ds}"
         try:
-            result = tasks.run_day(ds, config, deliver=False, allow_incomplete=args.allow_incomplete)
+            result = tasks.run_day(ds, config, deliver=False, allow_incomplete=args.allow_incomplete,
+                                   as_of=args.as_of)
         except UsageError:
             raise  # a bad config or option fails every day alike
         except Exception as error:  # noqa: BLE001 - any other failure is this day's: list it, go on
@@ -236,21 +248,30 @@ def _status(args: argparse.Namespace) -> int:
     from feco.warehouse import named_query, read_configured
 
     config = as_config(args.config)
+    version, unread = _logs_table_version(config) if is_table(config.paths.logs) else (None, None)
     with read_configured(config) as conn:
-        row = named_query(conn, "status_days",
-                          {"events_per_window": config.sampling.events_per_window}).row(0, named=True)
+        row = named_query(conn, "status_days", {"events_per_window": config.sampling.events_per_window,
+                                                "table_version": version}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
         changed = _rule_changes(conn, config, last_ds=row["last_ds"])
+        not_judged = _not_judged(conn, last_ds=row["last_ds"])
+        followed = _references_followed(conn, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
-    facts = {"warehouse": str(config.paths.warehouse), **row, "rules_not_running": warnings,
-             "coverage_rules_changed": changed, "ranker": ranker}
+        ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
+    logs_table = _logs_table(config, row, version=version, unread=unread) if is_table(config.paths.logs) else None
+    facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
+             "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
+             "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
+             "ndcg": ndcg}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
         import polars as pl
 
         print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings),
-                                   "coverage_rules_changed": "; ".join(changed)}]), "csv")
+                                   "coverage_rules_changed": "; ".join(changed),
+                                   "not_judged_on_last_day": "; ".join(not_judged),
+                                   "decay_references_followed": "; ".join(followed)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
@@ -276,11 +297,45 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         days = ", ".join(str(d) for d in facts["outside_days"][:5]) + (" …" if len(facts["outside_days"]) > 5 else "")
         print(f"rows left out:     {facts['rows_outside_day']:,} stamped on another day than their folder's, "
               f"in the hours sampled ({days}; see sample_windows.rows_outside_day)")
+    if facts["logs_table"]:
+        print(f"logs table:        {facts['logs_table']}")
     for warning in facts["rules_not_running"]:
         print(f"rule not running:  {warning}")
     for change in facts["coverage_rules_changed"]:
         print(f"rule changed:      {change}")
+    for line in facts["not_judged_on_last_day"]:
+        print(visible(f"not judged:        {line}"))
+    for line in facts["decay_references_followed"]:
+        print(visible(f"reference moved:   {line}"))
     print(f"ranker:            {facts['ranker']}")
+    if facts["ndcg"]:
+        print(f"NDCG at risk:      {facts['ndcg']}")
+
+
+def _logs_table_version(config) -> tuple[str | None, str | None]:
+    """The log table's current snapshot id or version, or why it cannot be read (status shows
+    the warehouse all the same)."""
+    from feco.log_tables import table_version
+
+    try:
+        return table_version(config.paths.logs, catalog=config.paths.iceberg_catalog), None
+    except FecoError as error:
+        return None, str(error)
+
+
+def _logs_table(config, row: dict, *, version: str | None, unread: str | None) -> str:
+    """Where the log table is now, and the days read at another snapshot or version: a rerun
+    of those reads the rows added since, unless pinned to what they read."""
+    if unread:
+        return f"cannot tell which snapshot or version {config.paths.logs} is at: {unread}"
+    line = f"{config.paths.logs} at {version or 'no snapshot (empty)'}"
+    days, versions = row["days_read_earlier"], row["versions_read_earlier"]
+    if not days:
+        return line
+    read = f"{days[0]} was" if len(days) == 1 else f"{len(days)} days ({days[0]} to {days[-1]}) were"
+    shown = ", ".join(versions[:3]) + (", …" if len(versions) > 3 else "")
+    return (f"{line}; {read} read at {shown}: a rerun reads the table as it is now, rows added since included; "
+            "`feco run --ds DAY --as-of VERSION` reads it as the day did")
 
 
 def _ranker_status(conn, config, *, last_ds) -> str:
@@ -294,7 +349,54 @@ def _ranker_status(conn, config, *, last_ds) -> str:
                 "alone (`feco train-ranker --ds DATE` trains one; the feco_ranker DAG does when it is due)")
     ranking = ("by cost (the NDCG their loss costs it, replayed: table incident_costs)"
                if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
-    return f"model {model['version']} (valid from {model['valid_from']}) scores {last_ds}; incidents ranked {ranking}"
+    return (f"model {model['kind']} {model['version']} (valid from {model['valid_from']}) scores {last_ds}; "
+            f"incidents ranked {ranking}")
+
+
+def _ndcg_status(conn, *, last_ds) -> str | None:
+    """The last day's NDCG at risk (what its coverage costs the serving model) and served NDCG
+    beside the model's, in all traffic; None before any day is published."""
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return None
+    found = named_query(conn, "ndcg_at_risk_status", {"ds": last_ds}).row(0, named=True)
+    served = ("no served NDCG that day (it needs the logs' [ranker] position column)" if found["served_ndcg8"] is None
+              else f"served NDCG@8 {found['served_ndcg8']:.4f}" + (
+                  "" if found["model_ndcg8"] is None else f", model {found['model_ndcg8']:.4f}"))
+    if found["d_ndcg8"] is None:
+        risk = "not measured (no model serving the day, or no clean day before it to replay)"
+    else:
+        interval = "" if found["d_ndcg8_low"] is None else \
+            f" ({found['d_ndcg8_low']:+.4f} to {found['d_ndcg8_high']:+.4f})"
+        risk = f"{found['d_ndcg8']:+.4f} NDCG@8{interval}"
+    return f"{risk} on {last_ds} in all traffic; {served} (views ndcg_at_risk_daily, served_daily_ndcg)"
+
+
+def _not_judged(conn, *, last_ds) -> list[str]:
+    """What the coverage rules did not judge on the last day, and why (table unjudged)."""
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return []
+    rows = named_query(conn, "unjudged_on", {"ds": last_ds}).iter_rows(named=True)
+    return [f"{_place(row)}{' (' + row['feature'] + ')' if row['feature'] else ''}: {row['detail']}" for row in rows]
+
+
+def _references_followed(conn, *, last_ds) -> list[str]:
+    """The decay references that follow a rise (a launch, a rollout): a rise is not a failure,
+    and what the decay rule now measures against has moved."""
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return []
+    rows = named_query(conn, "reference_moves_on", {"ds": last_ds}).iter_rows(named=True)
+    return [f"{row['feature']} in {_place(row)}: from {row['reference']:.1%} to {row['followed']:.1%} since "
+            f"{row['since']} (a rise held; the decay rule judges against it)" for row in rows]
+
+
+def _place(row: dict) -> str:
+    return "all traffic" if row["segment_dim"] == "all" else f"{row['segment_dim']}={row['segment_value']}"
 
 
 def _rule_changes(conn, config, *, last_ds) -> list[str]:
@@ -350,16 +452,28 @@ def _alerts(args: argparse.Namespace) -> int:
         incidents = named_query(conn, "incident_list", {"since": since, "until": until})
         attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
             if args.all else None
+        last_judged = until or last
+        unjudged = named_query(conn, "unjudged_on", {"ds": last_judged}) if last_judged else None
     if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
         print_frame((incidents if attached is None else attached).select(
             INCIDENT_TABLE_COLUMNS if attached is None else ALERT_TABLE_COLUMNS), "table")
     elif args.format != "text":
         print_frame(incidents if attached is None else attached, args.format)
-    elif incidents.is_empty():
-        print(f"no incidents since {since}" if until is None else f"no incidents on {since}")
     else:
+        if incidents.is_empty():
+            print(f"no incidents since {since}" if until is None else f"no incidents on {since}")
         _print_incidents(incidents, attached)
+        _print_unjudged(unjudged, last_judged)
     return 0
+
+
+def _print_unjudged(unjudged, ds) -> None:
+    """What the rules did not judge on the day shown: no news there is not good news."""
+    if unjudged is None or unjudged.is_empty():
+        return
+    print(f"\nNot judged on {ds}:")
+    for row in unjudged.iter_rows(named=True):
+        print(visible(f"  {row['feature'] + ' in ' if row['feature'] else ''}{_place(row)}: {row['detail']}"))
 
 
 def _print_incidents(incidents, attached) -> None:
@@ -369,7 +483,7 @@ def _print_incidents(incidents, attached) -> None:
     for row in incidents.iter_rows(named=True):
         span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
         print(visible(f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {describe_place(row)}: {row['status']}, "
-                      f"{span} ({row['alerts']} alerts{'' if row['paged'] else ', not paged'})"))
+                      f"{span} ({row['alerts']} alerts{'' if row['paged'] else '; ' + (row['not_paged'] or 'not paged')})"))
         print(visible(f"    {row['detail']}"))
         if attached is not None:
             for alert in attached.filter(incident_id=row["incident_id"]).iter_rows(named=True):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from feco.errors import UsageError
-from feco.generator.schema import FEATURES, GROUP_WEIGHTS, PRODUCT_GROUPS, REGION_WEIGHTS, REGIONS
+from feco.generator.schema import GROUP_WEIGHTS, PRODUCT_GROUPS, REGION_WEIGHTS, REGIONS
 
 WORLD_SPEC_HELP = (
     "zipf_exponent=S,group_weights=W1|W2|...,region_weights=W1|...,new_share=P,"
@@ -185,8 +185,6 @@ class World:
         if not isinstance(self.launch_every_days, int) or not 1 <= self.launch_every_days <= 30:
             raise UsageError(f"world launch_every_days={self.launch_every_days!r} is not a whole number in 1..30")
         _check_range("cohort_spread", self.cohort_spread, 0.0, 2.0)
-        if self.calendar.rollout and self.calendar.rollout[0] not in FEATURES:
-            raise UsageError(f"world rollout: {self.calendar.rollout[0]!r} is not a generated feature")
 
     def to_dict(self) -> dict[str, Any]:
         """The knobs as JSON-ready values (weights as lists; the calendar only when set)."""

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from feco.errors import UsageError
 from feco.generator.day import check_volume, hour_table, make_plan
 from feco.generator.incidents import Incident, check_incidents
+from feco.generator.schema import FEATURES
 from feco.generator.world import DEFAULT_WORLD, World
 
 MANIFEST_NAME = "incidents.json"
@@ -90,6 +91,8 @@ def generate_logs(
         raise UsageError(f"days must be at least 1, got {days}")
     check_volume(events_per_day=events_per_day, seed=seed)
     check_incidents(incidents)
+    if world.calendar.rollout and world.calendar.rollout[0] not in FEATURES:
+        raise UsageError(f"world rollout: {world.calendar.rollout[0]!r} is not a generated feature")
     launch = (
         start + dt.timedelta(days=days // 3) if new_region_launch is None else new_region_launch
     )

@@ -8,7 +8,7 @@ from urllib.parse import quote as url_quote
 
 import polars as pl
 
-from feco.config import Config
+from feco.config import Alerts, Config
 from feco.report.cube import heatmap_grids, pack_cube
 from feco.report.data import ReportData, load_report_data
 from feco.report.page import Section, chart, controls, html_table, paragraph, render_page, select
@@ -50,13 +50,15 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
         # PosixPath('var/demo/report/index.html')
     """
     settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
+    alerts_min_rows = (config.alerts if config else Alerts()).min_rows
     with open_read_only(warehouse, moving_average_days=config.moving_average_days if config else None) as conn:
         data = load_report_data(conn, segment_dim=segment_dim, **settings)
     cube = pack_cube(data.coverage, data.band)
     grid = _grid_table(data.grid)
     cold_start = cold_start_features or _largest_gap(data.coverage, count=4)
     payload = {
-        "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band), "heatmap_dim": segment_dim,
+        "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band, min_rows=alerts_min_rows),
+        "heatmap_dim": segment_dim,
         "marks": _records(data.marks), "min_rows": min_rows, "start": _first_trend(data),
         "cold_start": [f for f in cold_start if f in cube["features"]],
         "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),

@@ -149,10 +149,12 @@ function drawHeatmap() {
   const dim = $("heatmap-dim").value;
   const grid = DATA.heatmap[dim];
   const text = grid.segment.map((row, f) => row.map((s, d) => {
-    if (s === null) return "not judged";
+    const unjudged = grid.unjudged[f][d] ? plain(grid.unjudged[f][d]) : null;
+    if (s === null || grid.z[f][d] === null) return unjudged || "not judged";
     const at = (f * S + s) * D + d;
     const pct = (name) => (SHARES[name][at] / 100).toFixed(2) + "%";
-    return `${describe(...CUBE.segments[s])}: ${pct("coverage")}, expected ${pct("expected")}, alert below ${pct("lower")}`;
+    const judged = `${describe(...CUBE.segments[s])}: ${pct("coverage")}, expected ${pct("expected")}, alert below ${pct("lower")}`;
+    return unjudged ? `${judged}<br>${unjudged}` : judged;
   }));
   const trace = {
     type: "heatmap", x: DAYS, y: CUBE.features.map(plain), z: grid.z, customdata: text, zmin: -3, zmax: 3, xgap: 1, ygap: 1,

@@ -12,8 +12,9 @@
 -- rule than ds's are another series, left out.
 -- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from.
 -- Output, per feature and segment: weeks (whole weeks of days with at least $min_rows rows),
---   week_var (the variance of their mean coverages), ratio_week_var (of their mean ratios to
---   the rest of traffic, NULL for the global segment).
+--   week_var (the variance of their mean coverages, from the changes between consecutive
+--   weeks: robust to a level shift), ratio_week_var (of their mean ratios to the rest of
+--   traffic, NULL for the global segment).
 WITH rule_starts AS (
     SELECT feature, rule_since FROM feature_rules WHERE ds = $ds
 ),
@@ -32,7 +33,7 @@ daily AS (
 step_days AS (
     SELECT DISTINCT ds, feature, segment_dim, segment_value
     FROM alerts
-    WHERE rule IN ('drop_vs_moving_average', 'missing_values')
+    WHERE rule IN ('drop_vs_moving_average', 'missing_values', 'collapse')
 ),
 blocks AS (
     SELECT daily.feature, daily.segment_dim, daily.segment_value,
@@ -49,8 +50,19 @@ blocks AS (
     GROUP BY ALL
     HAVING count(*) = 7  -- whole weeks only: a part week carries its weekdays' levels
 )
+-- The variance from the changes between consecutive weeks (half their mean square is the
+-- variance of independent weekly levels), by their median once there are three (0.4549 is
+-- the median of a chi-square on one degree of freedom): a level shift (a launch, a rollout
+-- filling in) or an incident's week is one or two large changes among many, and does not
+-- widen the wander. With fewer, their mean: a median of one or two is no estimate.
 SELECT feature, segment_dim, segment_value, count(*) AS weeks,
-       var_samp(week_coverage) AS week_var, var_samp(week_ratio) AS ratio_week_var
-FROM blocks
+       CASE WHEN count(change) >= 3 THEN median(change ^ 2) / (2 * 0.4549) ELSE avg(change ^ 2) / 2 END AS week_var,
+       CASE WHEN count(ratio_change) >= 3 THEN median(ratio_change ^ 2) / (2 * 0.4549)
+            ELSE avg(ratio_change ^ 2) / 2 END AS ratio_week_var
+FROM (SELECT *,
+             CASE WHEN lag(block) OVER weeks = block + 1 THEN week_coverage - lag(week_coverage) OVER weeks END AS change,
+             CASE WHEN lag(block) OVER weeks = block + 1 THEN week_ratio - lag(week_ratio) OVER weeks END AS ratio_change
+      FROM blocks
+      WINDOW weeks AS (PARTITION BY feature, segment_dim, segment_value ORDER BY block DESC))
 GROUP BY feature, segment_dim, segment_value
 ORDER BY feature, segment_dim, segment_value;

@@ -6,5 +6,5 @@
 -- baseline, threshold (the rule's own inputs: what it expected and where it fired).
 SELECT ds, feature, segment_dim, segment_value, rule, status, severity, observed, baseline, threshold
 FROM alerts
-WHERE rule IN ('drop_vs_moving_average', 'decay_vs_reference', 'below_floor') AND status <> 'suppressed'
+WHERE rule IN ('drop_vs_moving_average', 'decay_vs_reference', 'below_floor', 'collapse') AND status <> 'suppressed'
 ORDER BY feature, segment_dim, segment_value, ds, rule;

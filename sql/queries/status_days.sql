@@ -7,7 +7,9 @@
 -- rows_null_timestamp (log rows left out of every sample for a NULL event id or timestamp,
 -- all days), null_days (the days that had any), rows_outside_day (log rows left out of every
 -- sample for a timestamp on another day than their folder's, all days) and outside_days (the
--- days that had any).
+-- days that had any), days_read_earlier (days whose logs were read from a table at another
+-- snapshot or version than $table_version, the table's current one; NULL for logs in a folder)
+-- and versions_read_earlier (those snapshots or versions, in the order of their first day).
 SELECT count(*) AS days,
        min(ds) AS first_ds,
        max(ds) AS last_ds,
@@ -23,5 +25,10 @@ SELECT count(*) AS days,
        (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows
         WHERE rows_null_event_id > 0 OR rows_null_timestamp > 0) AS null_days,
        (SELECT coalesce(sum(rows_outside_day), 0) FROM sample_windows) AS rows_outside_day,
-       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows WHERE rows_outside_day > 0) AS outside_days
+       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows WHERE rows_outside_day > 0) AS outside_days,
+       (SELECT list(DISTINCT ds ORDER BY ds) FROM sample_windows
+        WHERE table_version <> $table_version) AS days_read_earlier,
+       (SELECT list(table_version ORDER BY first_ds)
+        FROM (SELECT table_version, min(ds) AS first_ds FROM sample_windows
+              WHERE table_version <> $table_version GROUP BY table_version)) AS versions_read_earlier
 FROM runs;

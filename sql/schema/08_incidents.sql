@@ -14,6 +14,8 @@
 -- its stable id (so re-running a day never pages twice). headline_*: the day's most severe,
 -- most localised alert (NULL on a day without alerts). rows_lost: the largest number of
 -- covered rows the headline segment lost on one day (n_rows x drop), the incident's size.
+-- not_paged: why the day's headline paged no one when it would have been news (too mild, a
+-- small segment, a cross, drops before page_after_days of history); NULL otherwise.
 CREATE TABLE IF NOT EXISTS incidents (
     ds DATE NOT NULL,
     incident_id VARCHAR NOT NULL,
@@ -39,5 +41,6 @@ CREATE TABLE IF NOT EXISTS incidents (
     detail VARCHAR,
     source VARCHAR,
     features VARCHAR[],
+    not_paged VARCHAR,
     PRIMARY KEY (ds, incident_id)
 );

@@ -2,7 +2,8 @@
 -- Inputs: incidents. Output: incident_id, feature, segment_dim, segment_value, opened_ds,
 -- last_ds, resolved_ds (NULL while not resolved), status, severity, severity_rank, days
 -- (tracked), alerts (attached, all days), rows_lost (size), paged (whether any page was due),
--- detail (the last headline's text).
+-- detail (the last headline's text), not_paged (why an incident never paged: its latest
+-- reason; NULL once paged).
 CREATE OR REPLACE VIEW incident_summary AS
 WITH per_incident AS (
     SELECT incident_id,
@@ -10,7 +11,8 @@ WITH per_incident AS (
            count(*) AS days,
            sum(len(alert_ids)) AS alerts,
            bool_or(event IS NOT NULL) AS paged,
-           arg_max(detail, ds) FILTER (WHERE headline_alert_id IS NOT NULL) AS detail
+           arg_max(detail, ds) FILTER (WHERE headline_alert_id IS NOT NULL) AS detail,
+           arg_max(not_paged, ds) FILTER (WHERE not_paged IS NOT NULL) AS not_paged
     FROM incidents
     GROUP BY incident_id
 )
@@ -18,6 +20,7 @@ SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_va
        latest.opened_ds, per_incident.last_ds,
        CASE WHEN latest.status = 'resolved' THEN latest.ds END AS resolved_ds,
        latest.status, latest.severity, latest.severity_rank, per_incident.days,
-       per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail
+       per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail,
+       CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged
 FROM incidents AS latest
 JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds;

@@ -114,9 +114,12 @@ def test_rerunning_days_leaves_the_same_incidents(config):
     assert table(config, "incidents").equals(before)
 
 
-def test_low_volume_segments_are_marked_not_alerted(config):
-    small = alerts(config, "rule = 'low_volume'")
-    assert set(small["status"]) == {"suppressed"} and small["feature"].is_null().all()
+def test_segments_too_small_or_too_young_to_judge_are_listed_not_alerted(config):
+    unjudged = table(config, "unjudged")
+    few = unjudged.filter(pl.col("reason") == "few_rows")
+    assert few.height and few["feature"].is_null().all() and few["detail"].str.contains("under min_rows").all()
+    assert set(unjudged.filter(pl.col("reason") == "warm_up")["ds"]) == set(DAYS[:7])  # warmup_days
+    assert alerts(config, "rule = 'low_volume'").is_empty()
 
 
 class Webhook(http.server.BaseHTTPRequestHandler):
@@ -232,7 +235,9 @@ def test_alerts_command_lists_incidents_and_their_alerts(config, capsys):
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["severity_rank"] == 4 and listed["status"] == "resolved"
     assert main(["alerts", "--ds", str(START), "--config", str(config_file)]) == 0
-    assert capsys.readouterr().out.strip() == f"no incidents on {START}"
+    first_day = capsys.readouterr().out.splitlines()
+    assert first_day[:3] == [f"no incidents on {START}", "", f"Not judged on {START}:"]  # no news is not good news
+    assert first_day[3].startswith("  all traffic: 0 of warmup_days (7) days of history")
 
 
 def with_notify(config, **changes):

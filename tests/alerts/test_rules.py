@@ -30,13 +30,14 @@ def inputs(**columns) -> pl.DataFrame:
                 "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
                 "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD,
                 "missing_sd": None, "missing_df": None, "source": None,
-                "history_overlap": None, "reference_overlap": None}
+                "history_overlap": None, "reference_overlap": None, "history_min": None, "history_days": 7,
+                "risen_reference": None, "risen_rest_reference": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
     floats = ["rest_baseline", "rest_baseline_sd", "rest_reference", "ratio_ma7", "rest_ratio", "ratio_noise_sd",
               "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df",
-              "history_overlap", "reference_overlap"]
+              "history_overlap", "reference_overlap", "history_min", "risen_reference", "risen_rest_reference"]
     return pl.DataFrame(data, strict=False).with_columns(pl.col(floats).cast(pl.Float64))
 
 
@@ -194,10 +195,11 @@ def test_floor_rule_only_for_configured_features():
 
 
 def test_missing_values_rule_tracks_null_apart_from_zero():
-    frame = inputs(feature=["nulls", "zeros", "first_day"], missing_share=[0.3, 0.0, 0.5],
-                   baseline_missing=[0.02, 0.0, None], observed=[0.1, 0.1, 0.1])
+    frame = inputs(feature=["nulls", "zeros", "first_day", "no_spread_yet"], missing_share=[0.3, 0.0, 0.5, 0.3],
+                   baseline_missing=[0.02, 0.0, None, 0.02], observed=[0.1, 0.1, 0.1, 0.1],
+                   missing_sd=[0.01, 0.01, None, None], missing_df=[20.0, 20.0, None, None])
     fired = MissingValuesRule().detect(frame, Alerts())
-    assert fired["feature"].to_list() == ["nulls"]
+    assert fired["feature"].to_list() == ["nulls"]  # no spread learnt yet: not judged (noise of a first week)
     assert missing_columns(["gone"]).row(0, named=True)["rule"] == "missing_column"
 
 

@@ -20,7 +20,7 @@ import pytest
 from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 DAY = date(2026, 4, 6)
-ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an alert each, with the day's rows
+ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an alert each
 ROUNDS = 16
 DAY_TABLES = {
     "runs": "SELECT * EXCLUDE (published_at) FROM runs",
@@ -28,6 +28,7 @@ DAY_TABLES = {
     "coverage_states": "SELECT * FROM coverage_states",
     "feature_status": "SELECT * FROM feature_status",
     "alerts": "SELECT * FROM alerts",
+    "unjudged": "SELECT * FROM unjudged",
     "incidents": "SELECT * FROM incidents",
     "incident_costs": "SELECT * FROM incident_costs",
 }
@@ -38,7 +39,9 @@ def write_configs(folder) -> dict[str, str]:
     paths = {}
     for name, events in (("small", 100), ("large", 200)):
         (folder / name).mkdir()
-        path = write_config_file(folder / name, features=FEATURES + ABSENT, events_per_window=events)
+        # min_rows between the two samples' region sizes: one run lists regions as not judged
+        path = write_config_file(folder / name, features=FEATURES + ABSENT, events_per_window=events,
+                                 extra="[alerts]\nmin_rows = 5000\n")
         text = path.read_text().replace('"logs"', '"../logs"').replace('"samples"', '"../samples"') \
             .replace('"feco.duckdb"', '"../feco.duckdb"')
         path.write_text(text)
@@ -55,14 +58,17 @@ def day_state(folder) -> dict[str, list]:
         return {table: conn.sql(sql + " ORDER BY ALL").fetchall() for table, sql in DAY_TABLES.items()}
 
 
-def alerts_agree_with_coverage(folder) -> bool:
-    """Every stored alert that counts rows counts those of its segment in the published coverage."""
+def judgement_agrees_with_coverage(folder) -> bool:
+    """Every stored alert and unjudged segment that counts rows counts those of its segment in
+    the published coverage."""
     with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
         return conn.sql("""
-            SELECT count(*) FROM alerts a
+            SELECT count(*)
+            FROM (SELECT ds, segment_dim, segment_value, n_rows FROM alerts
+                  UNION ALL SELECT ds, segment_dim, segment_value, n_rows FROM unjudged) judged
             LEFT JOIN (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily GROUP BY ALL) d
                 USING (ds, segment_dim, segment_value)
-            WHERE a.n_rows IS NOT NULL AND a.n_rows IS DISTINCT FROM d.n_rows""").fetchall() == [(0,)]
+            WHERE judged.n_rows IS NOT NULL AND judged.n_rows IS DISTINCT FROM d.n_rows""").fetchall() == [(0,)]
 
 
 @pytest.fixture
@@ -78,7 +84,7 @@ def test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_rep
         started = time.monotonic()
         assert subprocess.run(run(configs[name]), capture_output=True).returncode == 0
         runs[name] = (day_state(folder), time.monotonic() - started)
-    assert runs["small"][0]["alerts"] and runs["small"][0]["alerts"] != runs["large"][0]["alerts"]
+    assert runs["small"][0]["alerts"] and runs["small"][0]["unjudged"] != runs["large"][0]["unjudged"]
 
     current, chance = "large", random.Random(34)
     for _ in range(ROUNDS):
@@ -89,7 +95,7 @@ def test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_rep
         process.wait()
         state = day_state(folder)
         assert state in (runs["small"][0], runs["large"][0]), "a day mixing two runs"
-        assert alerts_agree_with_coverage(folder)
+        assert judgement_agrees_with_coverage(folder)
         current = "small" if state == runs["small"][0] else "large"
 
     assert subprocess.run(run(configs["large"]), capture_output=True).returncode == 0

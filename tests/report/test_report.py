@@ -192,3 +192,22 @@ def test_values_from_the_logs_cannot_end_or_comment_out_the_pages_script(warehou
     assert not set("<>&") & set(data)
     assert {("region", value) for value in HOSTILE_VALUES} <= {tuple(s) for s in json.loads(data)["cube"]["segments"]}
     assert page.count("<script") == 3 and page.endswith("</script>\n</body></html>\n")  # Plotly, the data, page.js
+
+
+def test_a_heatmap_cell_with_an_unjudged_segment_is_never_coloured_healthy():
+    # Region DE had 472 sampled rows (under min_rows 500): not judged. US was judged and fine
+    # on day 1, and fell below the alert line on day 2.
+    from datetime import date
+
+    from feco.report.cube import heatmap_grids, pack_cube
+
+    days = [date(2026, 11, 3), date(2026, 11, 4)]
+    coverage = pl.DataFrame({
+        "ds": days * 2, "feature": ["f"] * 4, "segment_dim": ["region"] * 4, "segment_value": ["US", "US", "DE", "DE"],
+        "n_rows": [9_000, 9_000, 472, 496], "coverage": [0.70, 0.40, 0.0, 0.0], "coverage_ma7": [0.7] * 4,
+        "shap_share": [None] * 4})
+    band = pl.DataFrame({"ds": days, "feature": ["f"] * 2, "segment_dim": ["region"] * 2, "segment_value": ["US"] * 2,
+                         "expected": [0.68, 0.68], "lower": [0.60, 0.60]})
+    grid = heatmap_grids(pack_cube(coverage, band), coverage, band, min_rows=500)["region"]
+    assert grid["z"][0][0] is None and "DE (472 rows)" in grid["unjudged"][0][0]  # not blue: DE unseen
+    assert grid["z"][0][1] < -1 and "DE (496 rows)" in grid["unjudged"][0][1]  # US's drop still shows

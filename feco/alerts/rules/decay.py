@@ -23,7 +23,14 @@ known; Welch-Satterthwaite weighs the two parts).
 
 All traffic is judged on its own level. Any other segment is judged on its ratio to the rest of
 traffic, as the drop rule does: a decline of all traffic is judged once, in all traffic, and
-a segment pages for what is its own.
+a segment pages for what is its own; and its own 7-day average must have fallen below its own
+reference by the relative and absolute margins too, so a segment a launch has not reached yet
+is not paged for the rest of traffic having risen.
+
+A rise is not a failure: where a series held above its reference by both margins for
+``follow_days`` days in a row (a launch, a rollout filling in, a region's data arriving), its
+reference follows it up to the latest such run's level (``risen_reference``; ``feco status``
+names the series whose reference moved, and when).
 """
 
 from __future__ import annotations
@@ -51,9 +58,12 @@ class DecayRule:
         spread = pl.col("decay_sd") * critical_value(alpha, pl.col("decay_df"))
         margin = pl.max_horizontal(pl.col("reference_level") * rule.relative,
                                    pl.lit(rule.absolute) / pl.col("scale"), spread)
+        own = followed("reference", "risen_reference")
+        own_fell = ((pl.col("coverage_ma7") < own * (1 - rule.relative))
+                    & (pl.col("coverage_ma7") < own - rule.absolute)).fill_null(False)
         firing = (
             judged.filter(pl.col("reference_level").is_not_null() & pl.col("decay_sd").is_not_null()
-                          & same_ages("reference_overlap", settings.min_age_overlap))
+                          & own_fell & same_ages("reference_overlap", settings.min_age_overlap))
             .with_columns(
                 (pl.col("average_level") * pl.col("scale")).alias("observed"),
                 (pl.col("reference_level") * pl.col("scale")).alias("baseline"),
@@ -80,7 +90,8 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
                & pl.col("rest_reference").is_not_null() & pl.col("ratio_ma7").is_not_null())
     pick = lambda rest, own: pl.when(by_rest).then(pl.col(rest)).otherwise(pl.col(own))  # noqa: E731
     series = inputs.with_columns(
-        pick("rest_reference", "reference").alias("reference_level"),
+        pl.when(by_rest).then(followed("rest_reference", "risen_rest_reference"))
+        .otherwise(followed("reference", "risen_reference")).alias("reference_level"),
         pick("ratio_ma7", "coverage_ma7").alias("average_level"),
         pick("rest_ratio", "observed").alias("today_level"),
         pick("ratio_noise_sd", "noise_sd").alias("level_sd"),
@@ -91,6 +102,11 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
         pl.when(by_rest).then(pl.lit(AGAINST_REST)).alias("against"),
     )
     return series.with_columns(_wander()).with_columns(_decay_spread())
+
+
+def followed(reference: str, risen: str) -> pl.Expr:
+    """The reference, or the level of a rise held above it since (a launch, a rollout)."""
+    return pl.max_horizontal(pl.col(reference), pl.col(risen)).fill_null(pl.col(reference))
 
 
 def _wander() -> pl.Expr:

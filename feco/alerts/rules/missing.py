@@ -12,23 +12,26 @@ MISSING_COLUMN = "missing_column"
 
 
 class MissingValuesRule:
-    """Fires when the share of NULL/NaN values rose above the previous days' share by the
-    configured amount and by the false-page budget's critical value of its day-to-day sd: a
-    segment where NULLs come and go (a weekly batch of products without reviews yet) does not
-    page on its usual swing; one that was never NULL pages on the amount alone."""
+    """Fires when the share of NULL/NaN values rose above what the previous days predict (their
+    recent level, weekday-adjusted, a failure's days left out by their own values: a return to
+    the usual share after zeros were written over NULLs is no rise) by the configured amount
+    and by the false-page budget's critical value of its day-to-day sd: a segment where NULLs
+    come and go (a weekly batch of products without reviews yet) does not page on its usual
+    swing, and one that was never NULL pages on the amount alone. Without a spread learnt from
+    at least two earlier days the rule does not judge (the first weeks' noise pages no one; a
+    feature turning NULL everywhere collapses its coverage, which the collapse rule judges)."""
 
     name = "missing_values"
-    needs_history = False  # runs in warm-up too, from the first day that has a previous day
+    needs_history = False  # judged from the second day that has a spread, warm-up or not
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+        if inputs.is_empty():
+            return fired(inputs, self.name)
         rise = pl.col("missing_share") - pl.col("baseline_missing")
-        alpha = inputs["alpha"][0] if inputs.height and "alpha" in inputs.columns else None
-        margin = pl.lit(settings.missing.absolute)
-        if alpha is not None:  # no spread yet (a day or two of history): the amount alone
-            spread = (pl.col("missing_sd") * critical_value(alpha, pl.col("missing_df"))).fill_null(0.0)
-            margin = pl.max_horizontal(margin, spread)
+        spread = pl.col("missing_sd") * critical_value(inputs["alpha"][0], pl.col("missing_df"))
+        margin = pl.max_horizontal(pl.lit(settings.missing.absolute), spread)
         firing = (
-            inputs.filter(pl.col("baseline_missing").is_not_null())
+            inputs.filter(pl.col("baseline_missing").is_not_null() & spread.is_not_null())
             .with_columns(
                 pl.col("missing_share").alias("observed"),
                 pl.col("baseline_missing").alias("baseline"),
@@ -41,7 +44,7 @@ class MissingValuesRule:
 
     def describe(self, alert: dict) -> str:
         return (f"{alert['feature']} in {segment_name(alert)}: NULL/NaN share {alert['observed']:.1%} "
-                f"vs {alert['baseline']:.1%} before")
+                f"vs {alert['baseline']:.1%} expected")
 
 
 def missing_columns(features: list[str]) -> pl.DataFrame:

@@ -1,0 +1,200 @@
+"""Pages that hold on a real calendar: a segment's own weekday pattern, a feature's launch, a
+holiday's query mix, a recovery from zeros written over NULLs, and a warehouse's first days.
+
+Each history is written as coverage states by hand (a region dimension of two regions, A and
+B, all traffic their sum, and for the holiday query bands), so the rule sees exactly the
+dynamic named and nothing else.
+"""
+
+from datetime import date, timedelta
+
+import polars as pl
+import pytest
+
+from feco.alerts.detect import alert_inputs, judge_day
+from feco.warehouse import open_for_write
+from logbuilder import make_config
+
+MONDAY = date(2026, 3, 2)
+ROWS = 8_000  # a segment's rows a day: 1,000 a window
+
+
+def cell(n: int, coverage: float, missing: float = 0.0) -> tuple[int, float, float]:
+    return n, coverage, missing
+
+
+def write_day(conn, ds: date, segments: dict[tuple[str, str], tuple[int, float, float]]) -> None:
+    """One day's states of f_dense: each segment's rows, coverage and NULL share over eight
+    windows (give or take 0.1 point of coverage a window), all traffic the regions' sum."""
+    regions = {key: value for key, value in segments.items() if key[0] == "region"}
+    rows = sum(n for n, _, _ in regions.values())
+    covered = sum(n * c for n, c, _ in regions.values())
+    present = sum(n * (1 - m) for n, _, m in regions.values())
+    cells = {**segments, ("all", "all"): (rows, covered / rows, 1 - present / rows)}
+    states = []
+    for (dim, value), (n, coverage, missing) in cells.items():
+        per_window = n // 8
+        for window in range(8):
+            wobble = 0.002 * (window % 2 - 0.5)
+            states.append((ds, window, "f_dense", dim, value, per_window, round(per_window * (1 - missing)),
+                           round(per_window * max(coverage + wobble, 0.0))))
+    conn.executemany("INSERT INTO coverage_states VALUES (?, ?, ?, ?, ?, ?, ?, ?)", states)
+    conn.execute("INSERT INTO feature_status VALUES (?, 'f_dense', 'ok', NULL, '> 0')", [ds])
+    conn.execute("INSERT INTO runs VALUES (?, now(), 1000, ?, 1, 'x')", [ds, rows])
+
+
+def configured(tmp_path, **alerts):
+    return make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                       segments={"dimensions": ["region", "query_band"]},
+                       alerts={"min_rows": 100, "incidents": {"page_min_share": 0.05}, **alerts})
+
+
+def fired(conn, ds: date, config, rule: str | None = None) -> pl.DataFrame:
+    alerts = judge_day(conn, ds, config=config).alerts
+    return alerts if rule is None else alerts.filter(pl.col("rule") == rule)
+
+
+def wobble(i: int) -> float:
+    return 0.004 * (i % 3 - 1)
+
+
+def test_a_segment_with_its_own_weekends_learns_them_though_they_alerted_before(tmp_path):
+    # Region A's queries differ at weekends: its coverage falls from 0.92 to 0.64 there, while
+    # B is flat. Each of its weekends alerted (the weekly pattern is judged against only once two
+    # of every weekday are known); those alerts must not keep its weekends out of the history
+    # it learns the pattern from.
+    config = configured(tmp_path)
+    days = [MONDAY + timedelta(days=i) for i in range(8 * 7 - 1)]  # ends on a Saturday
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            a = (0.64 if ds.weekday() >= 5 else 0.92) + wobble(i)
+            write_day(conn, ds, {("region", "A"): cell(ROWS, a), ("region", "B"): cell(ROWS, 0.80 + wobble(i + 1))})
+            if ds.weekday() >= 5 and ds != days[-1]:
+                conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, severity, "
+                             "status) VALUES (?, ?, 'f_dense', 'region', 'A', 'drop_vs_moving_average', 'high', "
+                             "'open')", [ds, f"a{i}"])
+        assert days[-1].weekday() == 5
+        assert fired(conn, days[-1], config, "drop_vs_moving_average").is_empty()
+
+
+def test_a_launch_is_a_level_shift_not_a_failure_and_a_region_not_reached_is_not_paged(tmp_path):
+    # A feature launched region by region: A's coverage rises from 0.21 to 0.78 on day 20 and
+    # holds; B, not reached yet, stays at 0.21. The decay's reference (the first week) is 0.21.
+    start = MONDAY
+    config = configured(tmp_path, decay={"reference": {"start": start, "end": start + timedelta(days=6)}})
+    days = [start + timedelta(days=i) for i in range(40)]
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            a = (0.78 if i >= 20 else 0.21) + wobble(i)
+            write_day(conn, ds, {("region", "A"): cell(ROWS, a), ("region", "B"): cell(ROWS, 0.21 + wobble(i + 1))})
+        inputs = alert_inputs(conn, days[-1], alerts=config.alerts, reference=config.alerts.decay.reference,
+                              segments=config.segments)
+        alerts = fired(conn, days[-1], config)
+    assert alerts.is_empty(), alerts.select("rule", "segment_value", "detail").rows()
+    assert (inputs["baseline"].drop_nulls() <= 1).all() and (inputs["rest_baseline"].drop_nulls() <= 1).all()
+    a = inputs.filter(pl.col("segment_value") == "A").row(0, named=True)
+    assert a["risen_reference"] == pytest.approx(0.78, abs=0.01) and a["risen_since"] == days[26]
+    with open_for_write(config.paths.warehouse) as conn:
+        moves = judge_day(conn, days[-1], config=config).reference_moves
+    assert ("region", "A", days[26]) in moves.select("segment_dim", "segment_value", "since").rows()
+
+
+def test_a_launched_feature_failing_back_to_its_old_level_is_judged_against_its_new_one(tmp_path):
+    # Launched on day 10 (0.21 -> 0.78), lost again on day 36: the decay's reference has
+    # followed the launch, and the loss pages.
+    from feco import tasks
+    from feco.alerts.rules.decay import _series
+
+    start = MONDAY
+    config = configured(tmp_path, decay={"reference": {"start": start, "end": start + timedelta(days=6)}})
+    days = [start + timedelta(days=i) for i in range(40)]
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            level = 0.21 if i < 10 or i >= 36 else 0.78
+            write_day(conn, ds, {("region", "A"): cell(ROWS, level + wobble(i)),
+                                 ("region", "B"): cell(ROWS, level + wobble(i + 1))})
+    for ds in days:
+        tasks.detect(ds, config)
+    with open_for_write(config.paths.warehouse) as conn:
+        inputs = alert_inputs(conn, days[-1], alerts=config.alerts, reference=config.alerts.decay.reference,
+                              segments=config.segments)
+        opened = conn.sql("SELECT ds, segment_dim FROM incidents WHERE event = 'opened'").fetchall()
+    followed = _series(inputs, against_rest=True).filter(pl.col("segment_dim") == "all")["reference_level"].item()
+    assert followed == pytest.approx(0.78, abs=0.01)
+    assert (days[36], "all") in opened
+
+
+def test_a_holiday_s_query_mix_is_expected_of_all_traffic(tmp_path):
+    # Each query band keeps its usual coverage on the holiday, but twice the searches go to the
+    # tail, where coverage is lowest: all traffic falls 13%, and that is the mix, not a failure.
+    config = configured(tmp_path)
+    days = [MONDAY + timedelta(days=i) for i in range(36)]
+    bands = {"head": 0.9, "torso": 0.7, "tail": 0.4}
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            holiday = ds == days[-1]
+            shares = {"head": 0.3, "torso": 0.3, "tail": 0.4} if holiday else {"head": 0.5, "torso": 0.3, "tail": 0.2}
+            mean = sum(shares[b] * bands[b] for b in bands) + wobble(i)
+            segments = {("region", "A"): cell(ROWS, mean), ("region", "B"): cell(ROWS, mean)}
+            segments |= {("query_band", b): cell(round(2 * ROWS * shares[b]), bands[b] + wobble(i)) for b in bands}
+            write_day(conn, ds, segments)
+        conn.execute("UPDATE coverage_states SET n_covered = 0 WHERE false")
+        holiday_drops = fired(conn, days[-1], config, "drop_vs_moving_average")
+    assert holiday_drops.filter(pl.col("segment_dim") == "all").is_empty()
+
+
+def test_a_return_to_the_usual_null_share_after_zeros_over_nulls_neither_pages_nor_holds_the_incident(tmp_path):
+    # f_dense is NULL in 30% of rows. A failure wrote zeros over every value of region A, NULLs
+    # included, for three days (coverage 0, NULL share 0): a drop, paged. On the day it
+    # recovers the NULL share is back at its usual 30%: no "values turning NULL", and the
+    # incident resolves after its two normal days.
+    from feco import tasks
+
+    config = configured(tmp_path)
+    days = [MONDAY + timedelta(days=i) for i in range(32)]
+    failure = days[25:28]
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            usual = cell(ROWS, 0.5 + wobble(i), 0.30 + wobble(i) / 4)
+            write_day(conn, ds, {("region", "A"): cell(ROWS, 0.0, 0.0) if ds in failure else usual,
+                                 ("region", "B"): usual})
+    for ds in days:
+        tasks.detect(ds, config)
+    with open_for_write(config.paths.warehouse) as conn:
+        missing = conn.sql("SELECT ds FROM alerts WHERE rule = 'missing_values'").fetchall()
+        states = conn.sql("SELECT ds, status FROM incidents WHERE segment_value = 'A' ORDER BY ds").fetchall()
+    assert missing == []
+    assert states[0] == (failure[0], "open") and states[-1] == (days[29], "resolved")
+
+
+def test_a_noisy_null_share_does_not_page_in_a_warehouse_s_first_days(tmp_path):
+    # A new warehouse's second day: region A's NULL share moves 6 points, as its few sampled
+    # rows do, and B (never NULL) turns 10% NULL: with one earlier day there is no spread to judge
+    # either by. On the third day, B's first NULLs page on the amount alone; A's noise does not.
+    config = configured(tmp_path)
+    with open_for_write(config.paths.warehouse) as conn:
+        write_day(conn, MONDAY, {("region", "A"): cell(800, 0.5, 0.30), ("region", "B"): cell(ROWS, 0.5, 0.0)})
+        write_day(conn, MONDAY + timedelta(days=1),
+                  {("region", "A"): cell(800, 0.5, 0.36), ("region", "B"): cell(ROWS, 0.5, 0.10)})
+        assert fired(conn, MONDAY + timedelta(days=1), config, "missing_values").is_empty()
+        conn.execute("UPDATE coverage_states SET n_present = n_rows WHERE ds = $ds AND segment_value IN ('B', 'all')",
+                     {"ds": MONDAY + timedelta(days=1)})
+        write_day(conn, MONDAY + timedelta(days=2),
+                  {("region", "A"): cell(800, 0.5, 0.24), ("region", "B"): cell(ROWS, 0.5, 0.10)})
+        found = fired(conn, MONDAY + timedelta(days=2), config, "missing_values")
+    assert found.filter(pl.col("segment_dim") == "region").select("segment_value").rows() == [("B",)]
+
+
+def test_a_collapse_pages_from_a_new_warehouse_s_second_day_in_a_segment_under_min_rows(tmp_path):
+    # Region A holds 10% of the rows, under min_rows (500 a day here: it has 472); on day 2 its
+    # coverage goes from 0.6 to nothing. Noise elsewhere (B at -15%) is not a collapse.
+    config = configured(tmp_path, min_rows=500)
+    with open_for_write(config.paths.warehouse) as conn:
+        write_day(conn, MONDAY, {("region", "A"): cell(480, 0.6), ("region", "B"): cell(4_300, 0.6)})
+        write_day(conn, MONDAY + timedelta(days=1), {("region", "A"): cell(472, 0.0), ("region", "B"): cell(4_300, 0.51)})
+        alerts, unjudged, _ = judge_day(conn, MONDAY + timedelta(days=1), config=config)
+    collapses = alerts.filter(pl.col("rule") == "collapse")
+    assert collapses.select("segment_dim", "segment_value").rows() == [("region", "A")]
+    assert collapses["severity"].to_list() == ["critical"]
+    assert set(unjudged["reason"]) == {"warm_up", "few_rows"}
+    assert unjudged.filter(pl.col("reason") == "few_rows")["segment_value"].to_list() == ["A"]
