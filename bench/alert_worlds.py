@@ -14,7 +14,7 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | sizes | product groups and regions from ~1% to ~50% of traffic | — |
 | outage | the default | 2–3 source outages of 3–8 features of one family, decays in small segments |
 | ltr | MQ2008's real feature values (feco.generator.ltr_world), Zipf over its 784 queries, a catalogue renewed every 45–120 days | sources are the index fields and the link graph |
-| weekday | the default, with a calendar: weekends at 55–80% of a weekday's searches with a flatter query mix, two product groups searched deeper in their tail at weekends (their own weekday pattern), 0–4% growth a week | — |
+| weekday | the default, with a calendar: weekends at 50–70% of a weekday's searches with a flatter query mix, three product groups (one of the largest) searched far deeper in their tail at weekends (their own weekday pattern), 0–4% growth a week | — |
 | holiday | weekday's calendar and one or two holidays after the warm-up at 2–3× the searches with a much flatter mix | — |
 | rollout | weekday's calendar, a feature rolled out region by region over 5–9 days from 20–35% to all of its rows, the new region launched after the warm-up | — |
 | nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
@@ -39,7 +39,7 @@ from feco.generator import FEATURE_FAMILIES, World, parse_incident
 from feco.generator.ltr_world import LtrWorld
 from feco.generator.world import Calendar
 from feco.generator.ltr_world import segment_shares as ltr_segment_shares
-from feco.generator.schema import PRODUCT_GROUPS, REGIONS
+from feco.generator.schema import GROUP_WEIGHTS, PRODUCT_GROUPS, REGIONS
 
 START = date(2026, 1, 5)  # a Monday
 DAYS = 56
@@ -226,21 +226,26 @@ def _scheduled(family: str, seed: int, world, mix: Mix, *, launch: int = NEW_REG
 
 
 def _weekly(rng: np.random.Generator, *, groups: int) -> Calendar:
-    """Weekends with their own volume and flatter query mix, two product groups searched
-    deeper in their tail at weekends, and some growth."""
+    """Weekends at 50-70% of a weekday's searches with a flatter query mix, three product groups
+    (one of the three largest among them) searched far deeper in their tail at weekends (their
+    coverage falls by a quarter to a third there, the rest of traffic's much less), and growth."""
     own = np.ones(groups)
-    own[rng.choice(groups, 2, replace=False)] = np.round(rng.uniform(0.4, 0.7, 2), 2)
-    return Calendar(weekend_volume=round(float(rng.uniform(0.55, 0.8)), 2),
+    largest = np.argsort(GROUP_WEIGHTS)[::-1][:3]
+    picked = {int(rng.choice(largest))}
+    while len(picked) < 3:
+        picked.add(int(rng.integers(groups)))
+    own[sorted(picked)] = np.round(rng.uniform(0.25, 0.55, 3), 2)
+    return Calendar(weekend_volume=round(float(rng.uniform(0.5, 0.7)), 2),
                     weekly_growth=round(float(rng.uniform(0.0, 0.04)), 3),
-                    weekend_mix=round(float(rng.uniform(0.75, 0.95)), 2), weekend_groups=tuple(float(m) for m in own))
+                    weekend_mix=round(float(rng.uniform(0.6, 0.85)), 2), weekend_groups=tuple(float(m) for m in own))
 
 
 def _with_holidays(calendar: Calendar, rng: np.random.Generator, *, count: int) -> Calendar:
-    """Holidays on days after the warm-up, at 2–3× the searches with a flatter mix."""
+    """Holidays on days after the warm-up, at 2–3× the searches with a much flatter mix."""
     days = sorted(int(d) for d in rng.choice(np.arange(CLEAN_DAYS + 2, DAYS - 2), count, replace=False))
     return replace(calendar, holidays=tuple((START + timedelta(days=d)).isoformat() for d in days),
                    holiday_volume=round(float(rng.uniform(2.0, 3.0)), 2),
-                   holiday_mix=round(float(rng.uniform(0.5, 0.8)), 2))
+                   holiday_mix=round(float(rng.uniform(0.4, 0.6)), 2))
 
 
 def _with_rollout(calendar: Calendar, rng: np.random.Generator, features: tuple[str, ...]) -> Calendar:

@@ -89,7 +89,8 @@ def _row(family: str, results: list[dict]) -> str:
     commits = ",".join(sorted({r["commit"] for r in results}))
     lag = f"{p['resolve_lag'][0]:g}/{p['resolve_lag'][1]}" if p["resolve_lag"] else "–"
     return (f"| {family} | {seeds} | {p['weeks']:.0f} | {p['false_opens']['pooled']:.2f} "
-            f"| {p['false_resolves']['pooled']:.2f} | {_rate(p['false_pages'])} | {_ratio(p['target_recall'])} "
+            f"| {p['false_resolves']['pooled']:.2f} | {_rate(p['false_pages'])} "
+            f"| {','.join('–' if n is None else str(n) for n in p['first_weeks'])} | {_ratio(p['target_recall'])} "
             f"| {_ratio(p['other_recall'], ranged=False)} | {_number(p['median_delay'])} "
             f"| {_ratio(p['severity_at_first_page'], ranged=False)} "
             f"| {_ratio(p['decays_at_reached_tier'], ranged=False)} | {_ratio(p['outages_paged_once'], ranged=False)} "

@@ -401,9 +401,10 @@ class Incidents(_Model):
     # Product age bands chart cold start and explain a segment's mix of ages; their incidents
     # are tracked and listed (product_age pages for new products), and page only when this is on.
     page_age_bands: bool = False
-    # Days of history before a drop pages: the drop rule learns the weekly pattern from two of
-    # every weekday, and before that a weekday swing looks like a drop. Incidents are tracked
-    # and listed from the first day; floors, missing values and columns page from the first day.
+    # Days of history before a drop or a NULL rise pages: the rules learn the weekly pattern from
+    # two of every weekday, and before that a weekday swing looks like a failure. Incidents are
+    # tracked and listed from the first day; collapses, floors and missing columns page from the
+    # first days.
     page_after_days: Annotated[int, Field(ge=0)] = 14
 
 

@@ -163,9 +163,12 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         "min_rows": alerts.min_rows,
         "ma_days": moving_average_days,
     })
+    risen = inputs.filter(pl.col("risen_since").is_not_null())
     wander = named_query(conn, "decay_wander", {
         "ds": ds, "ref_start": reference.start if reference else ds, "wander_days": alerts.decay.wander_days,
         "min_rows": alerts.min_rows, "bands_from": bands_from,
+        **{f"risen_{name}": risen[column].to_list() for name, column in (
+            ("features", "feature"), ("dims", "segment_dim"), ("values", "segment_value"), ("since", "risen_since"))},
     }).rename({"weeks": "wander_weeks"})
     source_of = {feature: name for name, features in (sources or {}).items() for feature in features}
     inputs = inputs.join(wander, on=["feature", "segment_dim", "segment_value"], how="left").with_columns(

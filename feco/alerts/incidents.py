@@ -51,6 +51,10 @@ SCHEMA = {
 # Rules whose alert marks a failure that starts on one day: several features of one source
 # failing so on the same day in the same segment are one outage.
 STEP_RULES = (DROP, "missing_values", "below_floor", COLLAPSE)
+# Rules judged against a weekly pattern: before page_after_days of history a weekend's usual
+# swing looks like their failure (a first Saturday with other searches, other NULLs), so they
+# list and do not page; a collapse, a floor or a missing column pages from the start.
+LEARNT_RULES = (DROP, "missing_values")
 
 
 def track_incidents(
@@ -291,8 +295,9 @@ class _Day:
         settings = self.settings
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[settings.page_min_severity]:
             return f"not paged: {head['severity']}, milder than page_min_severity ({settings.page_min_severity})"
-        if head["rule"] == DROP and self.history_days < settings.page_after_days:
-            return (f"not paged: {self.history_days} days of history, drops page from {settings.page_after_days} "
+        if head["rule"] in LEARNT_RULES and self.history_days < settings.page_after_days:
+            what = "drops" if head["rule"] == DROP else "NULL rises"
+            return (f"not paged: {self.history_days} days of history, {what} page from {settings.page_after_days} "
                     "(page_after_days: the weekly pattern is learnt from two of every weekday)")
         if " x " in head["segment_dim"] and not settings.page_crosses:
             return "not paged: a cross of dimensions (page_crosses is off)"

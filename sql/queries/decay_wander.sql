@@ -10,13 +10,20 @@
 -- judged with.
 -- Inputs: feco_daily, feature_rules, alerts (earlier days'). Days counted under another coverage
 -- rule than ds's are another series, left out.
--- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from.
+-- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from; $risen_features,
+-- $risen_dims, $risen_values, $risen_since (parallel lists, the series whose reference rose).
+-- A series whose decay reference followed a rise (a launch, a rollout: $risen_* lists them
+-- and the day the rise had held, from alert_inputs) counts its weeks from then: its weeks
+-- before the rise are another level, not wander.
 -- Output, per feature and segment: weeks (whole weeks of days with at least $min_rows rows),
---   week_var (the variance of their mean coverages, from the changes between consecutive
---   weeks: robust to a level shift), ratio_week_var (of their mean ratios to the rest of
---   traffic, NULL for the global segment).
+--   week_var (the variance of their mean coverages), ratio_week_var (of their mean ratios to
+--   the rest of traffic, NULL for the global segment).
 WITH rule_starts AS (
     SELECT feature, rule_since FROM feature_rules WHERE ds = $ds
+),
+risen AS (
+    SELECT unnest($risen_features) AS feature, unnest($risen_dims) AS segment_dim,
+           unnest($risen_values) AS segment_value, unnest($risen_since) AS since
 ),
 daily AS (
     SELECT ds, feature, segment_dim, segment_value, n_rows, coverage,
@@ -40,29 +47,19 @@ blocks AS (
            date_diff('day', daily.ds, $ds - INTERVAL 1 DAY) // 7 AS block,
            avg(daily.coverage) AS week_coverage, avg(daily.rest_ratio) AS week_ratio
     FROM daily
+    LEFT JOIN risen USING (feature, segment_dim, segment_value)
     LEFT JOIN step_days AS own
         ON own.ds = daily.ds AND own.feature = daily.feature
        AND own.segment_dim = daily.segment_dim AND own.segment_value = daily.segment_value
     LEFT JOIN step_days AS everywhere
         ON everywhere.ds = daily.ds AND everywhere.feature = daily.feature AND everywhere.segment_dim = 'all'
     WHERE daily.n_rows >= $min_rows AND (daily.ds >= $bands_from OR daily.segment_dim NOT LIKE '%query_band%')
-      AND own.ds IS NULL AND everywhere.ds IS NULL
+      AND own.ds IS NULL AND everywhere.ds IS NULL AND (risen.since IS NULL OR daily.ds >= risen.since)
     GROUP BY ALL
     HAVING count(*) = 7  -- whole weeks only: a part week carries its weekdays' levels
 )
--- The variance from the changes between consecutive weeks (half their mean square is the
--- variance of independent weekly levels), by their median once there are three (0.4549 is
--- the median of a chi-square on one degree of freedom): a level shift (a launch, a rollout
--- filling in) or an incident's week is one or two large changes among many, and does not
--- widen the wander. With fewer, their mean: a median of one or two is no estimate.
 SELECT feature, segment_dim, segment_value, count(*) AS weeks,
-       CASE WHEN count(change) >= 3 THEN median(change ^ 2) / (2 * 0.4549) ELSE avg(change ^ 2) / 2 END AS week_var,
-       CASE WHEN count(ratio_change) >= 3 THEN median(ratio_change ^ 2) / (2 * 0.4549)
-            ELSE avg(ratio_change ^ 2) / 2 END AS ratio_week_var
-FROM (SELECT *,
-             CASE WHEN lag(block) OVER weeks = block + 1 THEN week_coverage - lag(week_coverage) OVER weeks END AS change,
-             CASE WHEN lag(block) OVER weeks = block + 1 THEN week_ratio - lag(week_ratio) OVER weeks END AS ratio_change
-      FROM blocks
-      WINDOW weeks AS (PARTITION BY feature, segment_dim, segment_value ORDER BY block DESC))
+       var_samp(week_coverage) AS week_var, var_samp(week_ratio) AS ratio_week_var
+FROM blocks
 GROUP BY feature, segment_dim, segment_value
 ORDER BY feature, segment_dim, segment_value;

@@ -183,6 +183,14 @@ def test_a_noisy_null_share_does_not_page_in_a_warehouse_s_first_days(tmp_path):
                   {("region", "A"): cell(800, 0.5, 0.24), ("region", "B"): cell(ROWS, 0.5, 0.10)})
         found = fired(conn, MONDAY + timedelta(days=2), config, "missing_values")
     assert found.filter(pl.col("segment_dim") == "region").select("segment_value").rows() == [("B",)]
+    # listed, not paged: a first weekend's other NULLs would look the same
+    from feco import tasks
+
+    tasks.detect(MONDAY + timedelta(days=2), config)
+    with open_for_write(config.paths.warehouse) as conn:
+        incidents = conn.sql("SELECT segment_value, event, not_paged FROM incidents WHERE segment_value = 'B'").fetchall()
+    assert incidents == [("B", None, "not paged: 2 days of history, NULL rises page from 14 (page_after_days: the "
+                                      "weekly pattern is learnt from two of every weekday)")]
 
 
 def test_a_collapse_pages_from_a_new_warehouse_s_second_day_in_a_segment_under_min_rows(tmp_path):
