@@ -21,7 +21,8 @@
 -- traffic (the global counts less its own: NULL for all traffic) and its NULL/NaN share. All
 -- traffic and the product-age segments are judged against their previous days as today's mix
 -- would have given them: each earlier day's coverage times the ratio of today's to that day's
--- coverage predicted from its rows per age band, and for all traffic per query band, at the
+-- coverage predicted from its rows per age band, and for all traffic per query band (once two
+-- weeks of days have query bands), at the
 -- bands' usual levels (a batch of new products landing, a weekend's or a holiday's searches
 -- going deeper into the tail, changes the mix, not the data's health; an age band no earlier
 -- day had is taken at the nearest band's levels, the younger on a tie), and each earlier
@@ -101,7 +102,11 @@ band_days AS (
     SELECT ds, feature, segment_dim AS dim, segment_value AS band, n_rows, coverage, missing_share,
            CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
     FROM daily
-    WHERE (segment_dim = 'age_band' OR segment_dim = 'query_band' AND ds >= $bands_from)
+    -- Query bands only once two weeks of days have them: every day of all traffic's series is
+    -- then scaled by both mixes (the days before $bands_from leave the series), and before
+    -- that by the age mix alone; a series scaled on some days and not on others is no series.
+    WHERE (segment_dim = 'age_band'
+           OR segment_dim = 'query_band' AND ds >= $bands_from AND $ds >= $bands_from + to_days(14))
       AND segment_value <> 'unknown'
       AND (ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
            OR ds BETWEEN $ref_start AND $ref_end)
@@ -198,7 +203,8 @@ series_days AS (
     FROM (SELECT ds, feature, segment_dim, segment_value, as_today AS coverage,
                  as_today / nullif(rest_coverage, 0) AS ratio, missing_as_today AS missing
           FROM recent
-          WHERE ds < $ds AND ds >= $ds - to_days($spread_days))
+          WHERE ds < $ds AND ds >= $ds - to_days($spread_days)
+            AND NOT (segment_dim = 'all' AND ds < $bands_from AND $ds >= $bands_from + to_days(14)))
     UNPIVOT (value FOR series IN (coverage, ratio, missing))
 ),
 possible_weeks AS (
@@ -247,12 +253,13 @@ weekday_levels AS (
 ),
 weekly AS (
     -- A weekday's effect: the mean of its typical days less the mean of the seven, where
-    -- every weekday has two typical days.
+    -- every weekday has a typical day (of the two or more it has: a weekday whose days differ
+    -- keeps its shape from the typical one, its effect's error the larger for it).
     SELECT feature, segment_dim, segment_value, series, weekday, days,
            level - avg(level) OVER series AS effect
     FROM weekday_levels
     WINDOW series AS (PARTITION BY feature, segment_dim, segment_value, series)
-    QUALIFY count(*) FILTER (WHERE days >= 2) OVER series = 7
+    QUALIFY count(*) FILTER (WHERE days >= 1) OVER series = 7
 ),
 deseasoned AS (
     SELECT kept.*, weekly.effect IS NOT NULL AS weekly_shape,

@@ -206,3 +206,39 @@ def test_a_collapse_pages_from_a_new_warehouse_s_second_day_in_a_segment_under_m
     assert collapses["severity"].to_list() == ["critical"]
     assert set(unjudged["reason"]) == {"warm_up", "few_rows"}
     assert unjudged.filter(pl.col("reason") == "few_rows")["segment_value"].to_list() == ["A"]
+
+
+def test_a_weekday_whose_days_differ_keeps_the_weekly_shape(tmp_path):
+    # Region A's weekends sit at 0.64 against 0.92 on weekdays. Its second and third Thursdays
+    # are off by 4 points either way, so only the first is typical: the weekly shape still
+    # holds (from that one Thursday), and A's third Saturday at 0.45 is a drop.
+    config = configured(tmp_path)
+    days = [MONDAY + timedelta(days=i) for i in range(20)]  # ends on the third Saturday
+    thursdays = {3: 0.92, 10: 0.96, 17: 0.88}
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            a = thursdays.get(i, (0.64 if ds.weekday() >= 5 else 0.92) + wobble(i))
+            a = 0.45 if ds == days[-1] else a
+            write_day(conn, ds, {("region", "A"): cell(ROWS, a), ("region", "B"): cell(ROWS, 0.80 + wobble(i + 1))})
+        inputs = alert_inputs(conn, days[-1], alerts=config.alerts, segments=config.segments)
+        drops = fired(conn, days[-1], config, "drop_vs_moving_average")
+    a = inputs.filter(pl.col("segment_value") == "A").row(0, named=True)
+    assert a["baseline"] == pytest.approx(0.64, abs=0.01)
+    assert ("region", "A") in drops.select("segment_dim", "segment_value").rows()
+
+
+def test_weekends_at_half_the_traffic_are_no_volume_collapse_but_a_collapsed_saturday_is(tmp_path):
+    config = configured(tmp_path)
+    days = [MONDAY + timedelta(days=i) for i in range(20)]  # ends on the third Saturday
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            write_day(conn, ds, {("region", "A"): cell(ROWS, 0.9), ("region", "B"): cell(ROWS, 0.8)})
+            events = 480 if ds.weekday() >= 5 else 1000
+            conn.executemany("INSERT INTO sample_windows (ds, window_index, window_start, window_end, "
+                             "events_available, events_sampled) VALUES (?, ?, now(), now(), ?, ?)",
+                             [(ds, w, events, events) for w in range(8)])
+        # from the second week on, when a weekend's own days are known
+        assert [ds for ds in days[7:-1] if not fired(conn, ds, config, "volume_drop").is_empty()] == []
+        conn.execute("UPDATE sample_windows SET events_sampled = 200 WHERE ds = ?", [days[-1]])
+        (alert,) = fired(conn, days[-1], config, "volume_drop").iter_rows(named=True)
+    assert alert["detail"] == "sampled events fell to 1,600 from a usual 3,840"

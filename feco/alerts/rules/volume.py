@@ -14,7 +14,8 @@ VOLUME_DROP = "volume_drop"
 def volume_collapse(events: int, baseline: float | None, baseline_days: int, settings: Alerts, *,
                     windows_missing: int = 0) -> pl.DataFrame:
     """One 'volume_drop' row when the day's sampled events fell below the configured share of
-    the median of the previous days (given enough history), or whatever the history when
+    the usual volume (``sampled_volume.sql``: the median of the previous days, or of the
+    same weekday's when lower; given enough history), or whatever the history when
     ``windows_missing`` of its windows read hours without logs (a day run with
     --allow-incomplete); none otherwise."""
     frame = pl.DataFrame({
@@ -30,7 +31,7 @@ def volume_collapse(events: int, baseline: float | None, baseline_days: int, set
 
 
 def describe_volume_drop(alert: dict) -> str:
-    median = "" if alert["baseline"] is None else f" from a median of {alert['baseline']:,.0f}"
+    median = "" if alert["baseline"] is None else f" from a usual {alert['baseline']:,.0f}"
     if alert.get("against"):
         return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{median}"
     return f"sampled events fell to {alert['observed']:,.0f}{median}"
