@@ -59,7 +59,7 @@ def build_warehouse(path: Path, days: int) -> None:
                 rows = np.full(8, int(3000 * share) + 20)
                 cover = np.clip(level * drop + rng.normal(0, 0.01, 8), 0, 1)
                 frames.append(pl.DataFrame({
-                    "ds": [ds] * 8, "window": np.arange(8), "feature": [feature] * 8, "segment_dim": [dim] * 8,
+                    "ds": [ds] * 8, "window_index": np.arange(8), "feature": [feature] * 8, "segment_dim": [dim] * 8,
                     "segment_value": [value] * 8, "n_rows": rows, "n_present": rows,
                     "n_covered": np.round(rows * cover).astype(np.int64)}))
     states = pl.concat(frames)

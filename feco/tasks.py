@@ -200,7 +200,8 @@ def _staged(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame, pl.Da
     if absent:
         raise DataError(f"nothing staged to publish for {ds}: missing {', '.join(absent)}")
     windows, states, status = (storage.read_parquet(p) for p in staged.values())
-    return windows.rename({"window": "window_index"}), states, status  # "window" is a keyword in SQL
+    # "window" is a keyword in SQL: the warehouse's tables name the column window_index
+    return windows.rename({"window": "window_index"}), states.rename({"window": "window_index"}), status
 
 
 @exclusive

@@ -20,7 +20,7 @@ pytest.importorskip("pyiceberg", reason="pyiceberg (the tables extra) is not ins
 pytest.importorskip("deltalake", reason="deltalake (the tables extra) is not installed")
 
 DAY = date(2026, 3, 2)
-STATE_KEY = ["ds", "window", "feature", "segment_dim", "segment_value"]
+STATE_KEY = ["ds", "window_index", "feature", "segment_dim", "segment_value"]
 # Hours no sampling window reads: windows start at 01:25, 04:25, … 22:25
 UNREAD_HOURS = [0, 2, 3, 5]
 
@@ -181,7 +181,7 @@ def test_a_column_added_mid_day_reads_as_null_before_it_existed(tmp_path):
     with pytest.raises(DataError, match="columns differ"):
         tasks.sample(DAY, refused)
     expected = states(run(tmp_path, "nulls", nulls_folder, **features))
-    f_new = expected.filter(feature="f_new", segment_dim="all").sort("window")
+    f_new = expected.filter(feature="f_new", segment_dim="all").sort("window_index")
     assert f_new["n_present"].to_list()[:4] == [0] * 4 and min(f_new["n_present"].to_list()[4:]) > 0
     for name, location in (("iceberg", iceberg), ("delta", delta)):
         assert states(run(tmp_path, name, location, **features)).equals(expected), name

@@ -33,7 +33,7 @@ pytest.importorskip("deltalake", reason="deltalake (the tables extra) is not ins
 
 DAY = date(2026, 3, 2)
 COUNTS = ["n_rows", "n_present", "n_covered"]
-KEY = ["window", "feature", "segment_dim", "segment_value"]
+KEY = ["window_index", "feature", "segment_dim", "segment_value"]
 
 
 def config_for(tmp_path, location, **logs):
@@ -49,13 +49,13 @@ def assert_counts_as_read(config, read_window) -> None:
     """feco's states of the day equal the counts over ``read_window(window)``, the rows the
     format's own reader gives for it."""
     tasks.run_day(DAY, config, deliver=False)
-    rows = pl.concat([read_window(w).with_columns(window=pl.lit(w.index)) for w in day_windows(DAY, config)],
+    rows = pl.concat([read_window(w).with_columns(window_index=pl.lit(w.index)) for w in day_windows(DAY, config)],
                      how="diagonal_relaxed")
     assert rows.height > 0
-    long = rows.unpivot(index=["window", config.logs.region], on=config.logs.features, variable_name="feature")
+    long = rows.unpivot(index=["window_index", config.logs.region], on=config.logs.features, variable_name="feature")
     counted = [("all", pl.lit("all")), ("region", pl.col(config.logs.region))]
     expected = pl.concat([
-        long.group_by("window", "feature", value.alias("segment_value"))
+        long.group_by("window_index", "feature", value.alias("segment_value"))
         .agg(n_rows=pl.len(), n_present=pl.col("value").is_not_null().sum(),
              n_covered=(pl.col("value") > 0).fill_null(False).sum())
         .with_columns(segment_dim=pl.lit(dim))

@@ -16,7 +16,7 @@ moto_server = pytest.importorskip("moto.server", reason="moto[server] (the test 
 pafs = pytest.importorskip("pyarrow.fs")
 
 DAY = date(2026, 3, 2)
-STATE_KEY = ["window", "feature", "segment_dim", "segment_value"]
+STATE_KEY = ["window_index", "feature", "segment_dim", "segment_value"]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from feco.warehouse import held_migrations
 
 RELEASES = Path(__file__).parent / "fixtures" / "releases"
 NEXT_DAY = date(2026, 11, 13)
-RENAMED = {("sample_windows", "window"): "window_index"}  # migration 010
+RENAMED = {("sample_windows", "window"): "window_index",  # migration 010
+           ("coverage_states", "window"): "window_index"}  # 031
 
 
 def restore(release: Path, folder: Path) -> Path:

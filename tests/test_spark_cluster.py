@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 DAY = date(2026, 3, 2)
 FEATURES = ["text_bm25_title", "eng_ctr_7d", "price_vs_category", "pers_recent_view", "meta_in_stock"]
-STATE_KEY = ["ds", "window", "feature", "segment_dim", "segment_value"]
+STATE_KEY = ["ds", "window_index", "feature", "segment_dim", "segment_value"]
 # Small executors: two of them, the master, the workers and the driver share 2 cores. The
 # executors' Python is this one, which has feco (on a cluster: the environment shipped to them).
 SPARK_CONF = {"spark.ui.enabled": "false", "spark.executor.memory": "768m", "spark.cores.max": "2",

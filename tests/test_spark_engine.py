@@ -21,7 +21,7 @@ if shutil.which("java") is None:
 
 DAY = date(2026, 3, 2)
 FEATURES = ["text_bm25_title", "eng_ctr_7d", "price_vs_category", "pers_recent_view", "meta_in_stock"]
-STATE_KEY = ["window", "feature", "segment_dim", "segment_value"]
+STATE_KEY = ["window_index", "feature", "segment_dim", "segment_value"]
 
 
 @pytest.fixture(scope="module")

@@ -84,7 +84,7 @@ daily AS (
     WHERE rule_starts.rule_since IS NULL OR feco_daily.ds >= rule_starts.rule_since
 ),
 day_windows AS (
-    SELECT feature, segment_dim, segment_value, "window",
+    SELECT feature, segment_dim, segment_value, window_index,
            n_covered / nullif(n_rows, 0) AS coverage
     FROM coverage_states
     WHERE ds = $ds
@@ -93,7 +93,7 @@ window_spread AS (
     SELECT feature, segment_dim, segment_value,
            count(coverage) AS windows,
            stddev_samp(coverage) / sqrt(count(coverage)) AS std_error,
-           list(coverage ORDER BY "window") AS window_coverages
+           list(coverage ORDER BY window_index) AS window_coverages
     FROM day_windows
     GROUP BY feature, segment_dim, segment_value
 ),

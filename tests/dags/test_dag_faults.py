@@ -195,5 +195,5 @@ def test_the_dag_waits_while_a_cli_backfill_holds_the_warehouse(airflow_home, tm
 
     with duckdb.connect(str(tmp_path / "feco.duckdb"), read_only=True) as conn:
         assert [ds for (ds,) in conn.sql("SELECT ds FROM runs ORDER BY ds").fetchall()] == days
-        keys = conn.sql('SELECT ds, "window", feature, segment_dim, segment_value FROM coverage_states').fetchall()
+        keys = conn.sql('SELECT ds, window_index, feature, segment_dim, segment_value FROM coverage_states').fetchall()
         assert len(keys) == len(set(keys))
