@@ -31,10 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--metrics",
         help="comma-separated metric ids (default: ndcg@4,ndcg@8,mrr@10,map@100,precision@10,"
-        "recall@10)",
+        "recall@10; under --preset trec_eval and trec_eval9 trec_eval's own measures, the same with "
+        "mrr for its recip_rank, which has no cut-off)",
     )
     _add_convention_options(evaluate)
-    evaluate.add_argument("--format", choices=("table", "json"), default="table")
+    evaluate.add_argument("--format", choices=("table", "json"), default="table",
+                          help="output: table (the metrics, then the counts and conventions they were taken "
+                               "under; the default) or json (all of it as one object)")
     evaluate.set_defaults(handler=_evaluate)
 
     recs = subparsers.add_parser(
@@ -69,7 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     recs.add_argument("--segments", action="store_true",
                       help="also report users by history length (cold start, sparse, ...)")
     _add_convention_options(recs)
-    recs.add_argument("--format", choices=("table", "json"), default="table")
+    recs.add_argument("--format", choices=("table", "json"), default="table",
+                      help="output: table (each baseline's metrics, counts and conventions; the default) or "
+                           "json (all of it as one object)")
     recs.set_defaults(handler=_evaluate_recs)
 
 
@@ -98,7 +103,7 @@ def _conventions(args: argparse.Namespace):
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from feco.evaluation import DEFAULT_METRICS, evaluate
+    from feco.evaluation import evaluate
     from feco.evaluation.io import read_qrels, read_run, read_svmlight_run
 
     text_pair = args.qrels is not None or args.run is not None
@@ -114,8 +119,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise UsageError("--svmlight and --predictions go together")
         run, qrels = read_svmlight_run(args.svmlight, args.predictions)
     # One evaluation per process: NumPy kernels start at once, numba's take a second to load.
-    result = evaluate(run, qrels, metrics=args.metrics or DEFAULT_METRICS,
-                      conventions=_conventions(args), kernels="numpy")
+    result = evaluate(run, qrels, metrics=args.metrics, conventions=_conventions(args), kernels="numpy")
     if args.format == "json":
         print(json.dumps(result.to_dict()))
     else:

@@ -25,8 +25,10 @@ Examples
 from feco.evaluation.conventions import PRESETS, Conventions
 from feco.evaluation.evaluate import (
     DEFAULT_METRICS,
+    TREC_EVAL_METRICS,
     Evaluation,
     QueryCounts,
+    default_metrics,
     evaluate,
     evaluate_labelled,
 )
@@ -35,10 +37,12 @@ from feco.evaluation.metrics import Metric, parse_metric, parse_metrics
 __all__ = [
     "DEFAULT_METRICS",
     "PRESETS",
+    "TREC_EVAL_METRICS",
     "Conventions",
     "Evaluation",
     "Metric",
     "QueryCounts",
+    "default_metrics",
     "evaluate",
     "evaluate_labelled",
     "parse_metric",

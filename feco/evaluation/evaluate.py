@@ -21,6 +21,22 @@ from feco.evaluation.metrics import coverage as coverage_family
 from feco.evaluation.ranked import RankedJudgments, rank_judgments
 
 DEFAULT_METRICS = ("ndcg@4", "ndcg@8", "mrr@10", "map@100", "precision@10", "recall@10")
+# The same panel as trec_eval measures it (ndcg_cut.4,8 recip_rank map_cut.100 P.10 recall.10):
+# its recip_rank has no cut-off.
+TREC_EVAL_METRICS = ("ndcg@4", "ndcg@8", "mrr", "map@100", "precision@10", "recall@10")
+
+
+def default_metrics(conventions: Conventions | str | None = None) -> tuple[str, ...]:
+    """The metrics reported when none are asked for: under the trec_eval presets trec_eval's
+    own measures (``TREC_EVAL_METRICS``: MRR without a cut-off, as its ``recip_rank``), else
+    ``DEFAULT_METRICS``.
+
+    Examples
+    --------
+    >>> default_metrics("trec_eval")[2], default_metrics("lightgbm")[2]
+    ('mrr', 'mrr@10')
+    """
+    return TREC_EVAL_METRICS if resolve(conventions).name in ("trec_eval", "trec_eval9") else DEFAULT_METRICS
 
 
 @dataclass(frozen=True)
@@ -182,7 +198,7 @@ def evaluate(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     *,
-    metrics: str | Sequence[str] = DEFAULT_METRICS,
+    metrics: str | Sequence[str] | None = None,
     conventions: Conventions | str | None = None,
     catalogue: pl.Series | Sequence[object] | None = None,
     kernels: str = "numba",
@@ -197,7 +213,8 @@ def evaluate(
     qrels
         Frame ``(query, item, relevance)``; items absent from it are not relevant.
     metrics
-        Metric ids (``"ndcg@8"``, ``"map"``, ...) as a sequence or a comma-separated string.
+        Metric ids (``"ndcg@8"``, ``"map"``, ...) as a sequence or a comma-separated string;
+        by default those of :func:`default_metrics` for the conventions.
     conventions
         A :class:`~feco.evaluation.Conventions`, a preset name (``"trec_eval"``,
         ``"lightgbm"``, ``"sklearn"``, ``"ranx"``, ``"personalize"``), or ``None`` for
@@ -235,14 +252,15 @@ def evaluate(
     >>> result.queries.evaluated, result.queries.no_relevant, result.queries.missing_in_run
     (2, 1, 1)
     """
-    return _evaluate(run, qrels, metrics, resolve(conventions), catalogue, check_qrels=True,
+    conventions = resolve(conventions)
+    return _evaluate(run, qrels, metrics or default_metrics(conventions), conventions, catalogue, check_qrels=True,
                      kernels=kernels)
 
 
 def evaluate_labelled(
     frame: pl.DataFrame,
     *,
-    metrics: str | Sequence[str] = DEFAULT_METRICS,
+    metrics: str | Sequence[str] | None = None,
     conventions: Conventions | str | None = None,
     query: str = "qid",
     label: str = "label",
@@ -293,8 +311,9 @@ def evaluate_labelled(
                        pl.col(score).alias("score"))
     qrels = frame.select(pl.col(query).alias("query"), item_expr.alias("item"),
                          pl.col(label).alias("relevance"))
-    return _evaluate(run, qrels, metrics, resolve(conventions), None, check_qrels=item is not None,
-                     kernels=kernels)
+    conventions = resolve(conventions)
+    return _evaluate(run, qrels, metrics or default_metrics(conventions), conventions, None,
+                     check_qrels=item is not None, kernels=kernels)
 
 
 def _evaluate(run, qrels, metrics, conventions: Conventions, catalogue, *, check_qrels: bool,
