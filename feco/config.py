@@ -7,6 +7,7 @@ config works from any working directory.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
 import os
@@ -16,7 +17,16 @@ from datetime import date, time
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from feco.errors import ConfigError
 from feco.log_tables import is_table
@@ -78,6 +88,17 @@ class Paths(_Model):
         return self
 
 
+class Source(_Model):
+    """An upstream source: its features (names or shell-style patterns), and who to turn to
+    when they fail, shown beside its incidents. ``name = ["eng_*"]`` is the short form of a
+    ``[logs.sources.name]`` table with ``features`` only. The owner and the runbook change no
+    computed result, so they are left out of the config's digest."""
+
+    features: list[str] = Field(min_length=1)
+    owner: str | None = Field(default=None, exclude=True)
+    runbook: str | None = Field(default=None, exclude=True)
+
+
 class LogSchema(_Model):
     """Column names in the team's own logs; nothing is renamed on their side."""
 
@@ -92,7 +113,8 @@ class LogSchema(_Model):
     # Upstream sources: features that come from one place and fail together, by name or by a
     # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
     # the same day in the same segment are one incident. A feature in no source is its own.
-    sources: dict[str, list[str]] = Field(default_factory=dict)
+    # A source written as a table also names its owner and runbook (see Source).
+    sources: dict[str, Source] = Field(default_factory=dict)
 
     @field_validator("features")
     @classmethod
@@ -107,8 +129,8 @@ class LogSchema(_Model):
     @model_validator(mode="after")
     def _sources_name_features(self) -> LogSchema:
         owner: dict[str, str] = {}
-        for source, patterns in self.sources.items():
-            for pattern in patterns:
+        for source, spec in self.sources.items():
+            for pattern in spec.features:
                 matched = [f for f in self.features if fnmatch.fnmatchcase(f, pattern)]
                 if not matched:
                     raise ValueError(f"sources.{source}: {pattern!r} matches no feature in logs.features")
@@ -119,8 +141,41 @@ class LogSchema(_Model):
 
     def source_features(self) -> dict[str, list[str]]:
         """Each source's features, in the order of ``features``."""
-        return {source: [f for f in self.features if any(fnmatch.fnmatchcase(f, p) for p in patterns)]
-                for source, patterns in self.sources.items()}
+        return {source: [f for f in self.features if any(fnmatch.fnmatchcase(f, p) for p in spec.features)]
+                for source, spec in self.sources.items()}
+
+    def source_of(self, feature: str | None) -> str | None:
+        """The upstream source ``feature`` comes from, or None.
+
+        Examples
+        --------
+        >>> logs = LogSchema(features=["eng_ctr", "price"], sources={
+        ...     "engagement": {"features": ["eng_*"], "owner": "#eng-data"}})
+        >>> logs.source_of("eng_ctr"), logs.source_of("price"), logs.source_contact("engagement")
+        ('engagement', None, ('#eng-data', None))
+        """
+        return next((source for source, features in self.source_features().items() if feature in features), None)
+
+    def source_contact(self, source: str) -> tuple[str | None, str | None]:
+        """The owner and the runbook configured for ``source`` (None where not given)."""
+        spec = self.sources.get(source)
+        return (spec.owner, spec.runbook) if spec else (None, None)
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _short_form(cls, sources):
+        if not isinstance(sources, dict):
+            return sources
+        for name, spec in sources.items():
+            if not isinstance(spec, (list, dict)):  # a ValueError, which pydantic reports under the key
+                raise ValueError(f"sources.{name}: give a list of features (or patterns), or a table with "  # noqa: TRY004
+                                 "features, owner and runbook")
+        return {name: {"features": spec} if isinstance(spec, list) else spec for name, spec in sources.items()}
+
+    @field_serializer("sources")
+    def _as_written(self, sources: dict[str, Source]) -> dict[str, list[str]]:
+        # the short form, so the config's digest is the one of a config written before tables
+        return {name: spec.features for name, spec in sources.items()}
 
     @field_validator("timestamp", "event_id", "product_group", "region", "query", "product_first_seen", "label")
     @classmethod
@@ -651,8 +706,47 @@ def _describe(error: ValidationError) -> str:
         key = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + _did_you_mean(item["loc"])
         elif item["type"] == "missing":
             message = "required key is missing"
         problems.append(f"key '{key}': {message}")
     return "; ".join(problems)
+
+
+def _did_you_mean(loc: tuple) -> str:
+    """'; did you mean 'windows'?' for an unknown key near one its table knows, else ''.
+
+    Examples
+    --------
+    >>> _did_you_mean(("sampling", "window")), _did_you_mean(("alerts", "drop", "relativ"))
+    ("; did you mean 'windows'?", "; did you mean 'relative'?")
+    """
+    known = _keys_at(Config, loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _keys_at(model: type[BaseModel], path: tuple) -> list[str]:
+    """The keys of the table at ``path`` of ``model`` (none when it is not a model's table).
+    A part naming no field is a dict's key or pydantic's name of a union's member: skipped."""
+    for part in path:
+        field = model.model_fields.get(str(part))
+        if field is None:
+            continue
+        models = [t for t in _inner_types(field.annotation) if isinstance(t, type) and issubclass(t, BaseModel)]
+        if not models:
+            return []
+        model = models[0]
+    return [name for name in model.model_fields if (model, name) != (Config, "source")]  # source: set by feco
+
+
+def _inner_types(annotation) -> list:
+    """The types an annotation holds: the members of a union, the values of a dict."""
+    from typing import get_args, get_origin
+
+    arguments = get_args(annotation)
+    if not arguments:
+        return [annotation]
+    if get_origin(annotation) is dict:
+        arguments = arguments[1:]
+    return [inner for argument in arguments for inner in _inner_types(argument)]

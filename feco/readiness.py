@@ -51,10 +51,18 @@ def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
         ready, reason = _table_settled(ds, config, now=now, settle=timedelta(minutes=settings.settle_minutes))
     elif settings.marker:
         ready = storage.exists(storage.join(day, settings.marker))
-        reason = "marker present" if ready else f"no {settings.marker} in {day}"
+        reason = "marker present" if ready else _marker_missing(day, settings.marker)
     else:
         ready, reason = _settled(ds, config, now=now, settle=timedelta(minutes=settings.settle_minutes))
     return LogReadiness(ds, ready, reason, deadline, overdue=not ready and now >= deadline)
+
+
+def _marker_missing(day, marker: str) -> str:
+    """Why the marker is not there: a day with no logs at all (a date outside the logs, a
+    typo) is told apart from a day still being written."""
+    if not storage.is_dir(day):
+        return f"the day has no logs: {day} does not exist"
+    return f"no {marker} in {day}"
 
 
 def _hours_read(ds: date, config: Config) -> list[int]:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Self
 
 from feco.errors import FecoError, QueryTimeoutError, UsageError
 
@@ -75,46 +76,108 @@ def run_query(warehouse: Path, text: str, *, memory_limit: str, timeout: float |
     """Run ``text`` on the warehouse (read-only, no file access) in a child process bounded
     by ``memory_limit`` and killed after ``timeout`` seconds; return the result as a polars
     frame whose every column polars can hold and print (see ``displayable``). With
-    ``moving_average_days`` the warehouse is first brought up to date (``open_read_only``)."""
-    import polars as pl
+    ``moving_average_days`` the warehouse is first brought up to date (``open_read_only``).
 
-    request = json.dumps({"warehouse": str(warehouse), "sql": text, "memory_limit": memory_bytes(memory_limit),
-                          "timeout": timeout, "moving_average_days": moving_average_days})
-    # -P and PYTHONPATH: the child imports this very feco, never one in the current folder
-    package_root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    child = subprocess.Popen([sys.executable, "-P", "-m", "feco.user_query"], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    timed_out = threading.Event()
+    Examples
+    --------
+    >>> run_query(Path("feco.duckdb"), "-- nothing", memory_limit="1GB", timeout=None)
+    Traceback (most recent call last):
+    ...
+    feco.errors.UsageError: the query is empty (no statement, only comments or blanks)
+    """
+    with QueryProcess(text, memory_limit=memory_limit, timeout=timeout) as process:
+        return process.run(warehouse, moving_average_days=moving_average_days)
 
-    def kill_at_deadline() -> None:
-        timed_out.set()
-        child.kill()
 
-    watchdog = threading.Timer(timeout, kill_at_deadline) if timeout else None
-    try:
-        child.stdin.write(request.encode())
-        child.stdin.close()
-        # the clock starts once the child has loaded its libraries: the query's time is its own
-        if child.stdout.read(1) == b"R" and watchdog:
-            watchdog.start()
-        answer = child.stdout.read()
-    except BrokenPipeError:  # the child died before it read the request
-        answer = b""
-    finally:
-        if watchdog:
-            watchdog.cancel()
-        child.kill()  # on Ctrl-C, or any failure here; nothing when it has exited
-        child.wait()
-    if timed_out.is_set():
-        raise QueryTimeoutError(f"query cancelled after {timeout:g}s, its time limit: narrow it or give it more time")
-    if answer[:1] == b"E":
-        error = json.loads(answer[1:])
-        raise ReportedError(error["message"], error["code"])
-    if answer[:1] == b"T" and child.returncode == 0:
-        return pl.read_ipc_stream(answer[1:])
-    raise UsageError(f"query failed: its process ended with {_ending(child.returncode)} before it answered, "
-                     f"most likely for want of memory under --memory-limit {memory_limit}")
+class QueryProcess:
+    """The child process that runs one query, started once the query's text and limits are
+    checked: it loads its libraries while the caller reads its config, and :meth:`run` then
+    sends it the query. Leaving the ``with`` block ends it, whatever happened."""
+
+    def __init__(self, text: str, *, memory_limit: str, timeout: float | None):
+        if is_blank(text):  # said at once, not after a process has started
+            raise UsageError(EMPTY_QUERY)
+        self.text, self.memory_limit, self.timeout = text, memory_limit, timeout
+        self.memory = memory_bytes(memory_limit)
+        # -P and PYTHONPATH: the child imports this very feco, never one in the current folder
+        package_root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        self.child = subprocess.Popen([sys.executable, "-P", "-m", "feco.user_query"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.child.kill()  # on Ctrl-C, or any failure; nothing when it has exited
+        self.child.wait()
+
+    def run(self, warehouse: Path, *, moving_average_days: int | None = None):
+        """Send the query on ``warehouse`` and return its result (see :func:`run_query`)."""
+        request = json.dumps({"warehouse": str(warehouse), "sql": self.text, "memory_limit": self.memory,
+                              "timeout": self.timeout, "moving_average_days": moving_average_days})
+        child, timed_out = self.child, threading.Event()
+
+        def kill_at_deadline() -> None:
+            timed_out.set()
+            child.kill()
+
+        watchdog = threading.Timer(self.timeout, kill_at_deadline) if self.timeout else None
+        try:
+            child.stdin.write(request.encode())
+            child.stdin.close()
+            import polars as pl  # loaded while the child loads its own libraries
+
+            # the clock starts once the child has loaded its libraries: the query's time is its own
+            if child.stdout.read(1) == b"R" and watchdog:
+                watchdog.start()
+            answer = child.stdout.read()
+        except BrokenPipeError:  # the child died before it read the request
+            answer = b""
+        finally:
+            if watchdog:
+                watchdog.cancel()
+            child.kill()
+            child.wait()
+        if timed_out.is_set():
+            raise QueryTimeoutError(f"query cancelled after {self.timeout:g}s, its time limit: "
+                                    "narrow it or give it more time")
+        if answer[:1] == b"E":
+            error = json.loads(answer[1:])
+            raise ReportedError(error["message"], error["code"])
+        if answer[:1] == b"T" and child.returncode == 0:
+            return pl.read_ipc_stream(answer[1:])
+        raise UsageError(f"query failed: its process ended with {_ending(child.returncode)} before it answered, "
+                         f"most likely for want of memory under --memory-limit {self.memory_limit}")
+
+
+EMPTY_QUERY = "the query is empty (no statement, only comments or blanks)"
+_BLANKS = re.compile(r"(?:\s|;|--[^\n]*)*")
+
+
+def is_blank(text: str) -> bool:
+    r"""Whether ``text`` holds no statement: only blanks, semicolons and comments. Read from the
+    start, never inside a string, so it can only err towards "not blank" (an unclosed comment),
+    which the child then reports as DuckDB does.
+
+    Examples
+    --------
+    >>> is_blank(" -- a note\n; /* and /* a nested */ one */ "), is_blank("/* x */ SELECT 1")
+    (True, False)
+    """
+    at = 0
+    while True:
+        at = _BLANKS.match(text, at).end()
+        if not text.startswith("/*", at):
+            return at == len(text)
+        depth = 0
+        for match in re.finditer(r"/\*|\*/", text[at:]):  # block comments nest in DuckDB
+            depth += 1 if match.group() == "/*" else -1
+            if depth == 0:
+                at += match.end()
+                break
+        else:
+            return False
 
 
 class ReportedError(FecoError):
@@ -170,12 +233,12 @@ def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_day
     try:
         with open_read_only(warehouse, memory_limit=f"{memory_limit}B", moving_average_days=moving_average_days) as conn:
             if not conn.extract_statements(text):
-                raise UsageError("the query is empty (no statement, only comments or blanks)")
+                raise UsageError(EMPTY_QUERY)
             _limit_address_space(memory_limit)
             relation = conn.sql(text)
             return displayable(relation).arrow().read_all() if relation is not None else pa.table({})
     except duckdb.Error as error:
-        raise UsageError(_refusal(error)) from None
+        raise UsageError(_refusal(error, text)) from None
     except MemoryError:
         raise UsageError("query failed: it needs more than --memory-limit (an allocation was refused)") from None
 
@@ -195,7 +258,7 @@ def _limit_address_space(limit: int) -> None:
                                             else min(in_use + limit, hard), hard))
 
 
-def _refusal(error: Exception) -> str:
+def _refusal(error: Exception, text: str) -> str:
     message = str(error).splitlines()[0]
     if "read-only mode" in message:
         return f"query refused: feco query is read-only ({message})"
@@ -205,7 +268,14 @@ def _refusal(error: Exception) -> str:
         return f"query refused: settings are locked in feco query ({message})"
     if "Out of Memory" in message or "failed to allocate" in message.lower():
         return f"query failed: it needs more than --memory-limit ({message})"
+    if _WINDOW_COLUMN.search(text) and ("Parser Error" in message or '"window"' in message):
+        return (f"query failed: {message} (window is an SQL keyword, and no table has a column of that name: "
+                "the window number is window_index, in sample_windows and coverage_states)")
     return f"query failed: {message}"
+
+
+# "window" as a column: a bare or quoted word, not window_index and not a WINDOW clause's "window w AS"
+_WINDOW_COLUMN = re.compile(r'(?<![\w"])(?:window|"window")(?![\w"])(?!\s+\w+\s+AS\b)', re.IGNORECASE)
 
 
 # Result types polars holds and prints faithfully; any other is shown as DuckDB's text.

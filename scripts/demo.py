@@ -83,12 +83,16 @@ def main() -> int:
                 "change_vs_previous_days FROM ranker_daily_ndcg WHERE segment_value = 'DE' "
                 "ORDER BY ds", "--config", str(CONFIG)]))
     print("\nWhat each paged incident costs the ranker (incident_costs: its coverage loss replayed on clean "
-          "days of its segment before it began, scored by the serving model; 95% interval over events):")
-    check(feco(["query", "SELECT s.feature, s.segment_dim, s.segment_value, c.ds AS replayed, "
+          "days of its segment before it began, scored by the serving model; 95% interval over events). "
+          "severity: the incident's, as paged and as `feco alerts` lists it; cost_tier: the tier the replayed "
+          "cost supports on its own (the estimate's when its interval excludes no loss, else low). The "
+          "incident's severity also weighs its coverage drop, and rules that say the data broke hold a fixed "
+          "tier (values turning NULL: high; docs/alerts.md):")
+    check(feco(["query", "SELECT s.feature, s.segment_dim, s.segment_value, s.severity, c.ds AS replayed, "
                 "list_transform(c.loss_shares, lambda x: round(x, 3)) AS loss, c.events, "
                 "round(c.d_ndcg8, 4) AS d_ndcg8, round(c.d_ndcg8_low, 4) AS low, round(c.d_ndcg8_high, 4) AS high, "
-                "c.severity FROM incident_summary s JOIN incident_costs c USING (incident_id) WHERE s.paged "
-                "QUALIFY c.ds = max(c.ds) OVER (PARTITION BY c.incident_id) ORDER BY s.severity_rank DESC, s.feature",
+                "c.severity AS cost_tier FROM incident_summary s JOIN incident_costs c USING (incident_id) "
+                "WHERE s.paged QUALIFY c.ds = max(c.ds) OVER (PARTITION BY c.incident_id) ORDER BY s.severity_rank DESC, s.feature",
                 "--config", str(CONFIG)]))
     print()
     check(feco(["drops", "--since", str(START + timedelta(days=7)), "--limit", "8",

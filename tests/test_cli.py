@@ -4,11 +4,12 @@ import json
 import os
 from datetime import date, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 from feco.cli import main
-from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 START = date(2026, 3, 1)
 
@@ -72,7 +73,8 @@ def test_backfill_fail_fast_stops_at_the_first_failure(config_file, capsys):
     code = main(["backfill", "--start", "2026-03-03", "--end", "2026-03-04", "--fail-fast",
                  "--config", config_file])
     assert code == 1
-    assert "2026-03-04" not in capsys.readouterr().err.replace("1 of 2 days failed: 2026-03-03", "")
+    err = capsys.readouterr().err
+    assert "[1/2] 2026-03-03 FAILED" in err and "[2/2]" not in err
 
 
 def test_errors_are_one_line_not_a_traceback(tmp_path, capsys):
@@ -84,7 +86,7 @@ def test_errors_are_one_line_not_a_traceback(tmp_path, capsys):
 
 def test_query_before_any_run_explains_what_to_do(config_file, capsys):
     assert main(["query", "SELECT 1", "--config", config_file]) == 1
-    assert "run `feco run --ds DATE` first" in capsys.readouterr().err
+    assert f"run `feco run --ds DATE --config {config_file}` first" in capsys.readouterr().err
 
 
 def test_bad_dates_are_usage_errors(config_file, capsys):
@@ -178,20 +180,24 @@ def test_printed_values_cannot_drive_the_terminal(output_format, capsys):
 
 
 def test_alerts_text_lines_cannot_drive_the_terminal(capsys):
-    # `feco alerts` (text): each incident's two lines and its alerts' lines, one line each.
+    # `feco alerts` (text): each incident's lines and its alerts' lines, one line each.
     import unicodedata
 
     import polars as pl
 
     from feco.cli.pipeline import _print_incidents
+    from feco.config import LogSchema
 
     incident = {"incident_id": "i1", "severity": "critical", "feature": "f_dense", "segment_dim": "region",
                 "segment_value": HOSTILE_TEXT, "status": "open", "opened_ds": date(2026, 3, 1),
                 "last_ds": date(2026, 3, 2), "alerts": 1, "paged": True, "source": None, "features": None,
+                "headline_dim": "region", "headline_value": HOSTILE_TEXT,
                 "detail": f"f_dense in region={HOSTILE_TEXT}: coverage 10.0% vs 50.0%"}
     alert = {"incident_id": "i1", "ds": date(2026, 3, 2), "severity": "critical", "rule": "drop",
-             "detail": incident["detail"]}
-    _print_incidents(pl.DataFrame([incident]), pl.DataFrame([alert]))
+             "lagging": False, "detail": incident["detail"]}
+    config = SimpleNamespace(logs=LogSchema(features=["f_dense"], sources={"dense": ["f_dense"]}))
+    _print_incidents(pl.DataFrame([incident]), pl.DataFrame([alert]), config=config, verbose=True, config_flag="")
     out = capsys.readouterr().out
     assert [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")] == []
-    assert len(out.splitlines()) == 3 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out
+    # headline, detail, the alert, upstream, look further: one line each
+    assert len(out.splitlines()) == 5 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out

@@ -261,8 +261,9 @@ def test_alerts_print_incidents_as_lines_or_as_a_table(config_file, tmp_path, ca
                      "alert_ids, event, detail) VALUES ('2026-03-10', 'i1', 'f_dense', 'region', 'DE', "
                      "'2026-03-10', 'open', 'high', 3, 3, 0, 40, 'a1', ['a1'], 'opened', 'f_dense fell')")
     assert main(["alerts", "--since", "2026-03-01", "--config", config_file]) == 0
-    headline, detail = capsys.readouterr().out.splitlines()
+    headline, detail, further = capsys.readouterr().out.splitlines()
     assert headline.startswith("[HIGH] f_dense in region=DE: open, 2026-03-10") and detail.strip() == "f_dense fell"
+    assert further.startswith("    look further: feco query \"SELECT ds, feature") and further.endswith(config_file)
     assert main(["alerts", "--since", "2026-03-01", "--format", "table", "--config", config_file]) == 0
     header, *_ = [row for row in capsys.readouterr().out.splitlines() if "severity" in row]
     assert {"severity", "feature", "segment_value", "status", "opened_ds"} <= set(

@@ -70,7 +70,8 @@ def test_overdue_after_wait_hours_past_the_end_of_the_day(tmp_path):
     before = tasks.check_logs(DAY, config, now=MIDNIGHT_AFTER + timedelta(hours=5, minutes=59))
     after = tasks.check_logs(DAY, config, now=MIDNIGHT_AFTER + timedelta(hours=6))
     assert not before.overdue and after.overdue
-    assert after.give_up_line() == f"logs for {DAY} not ready by 2026-01-04 06:00 UTC: no _SUCCESS in {tmp_path / 'logs' / f'ds={DAY}'}"
+    assert after.give_up_line() == (f"logs for {DAY} not ready by 2026-01-04 06:00 UTC: the day has no logs: "
+                                    f"{tmp_path / 'logs' / f'ds={DAY}'} does not exist")
 
 
 def test_the_finished_day_is_the_last_one_ended_when_a_run_fires():

@@ -7,7 +7,7 @@ import sys
 import time
 from datetime import date, timedelta
 
-from feco.cli.options import date_argument
+from feco.cli.options import HelpFormatter, date_argument
 
 _EPILOG = """\
 incident spec (--incident, repeatable):
@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Injected incidents and the arguments are recorded in DIR/incidents.json. "
         "The same seed and arguments give the same bytes.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="root folder of the logs")
     parser.add_argument("--start", required=True, type=date_argument, help="first day, YYYY-MM-DD (UTC)")

@@ -25,6 +25,16 @@ ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 INVISIBLE_PATTERN = "[" + "".join(f"\\x{{{first:x}}}-\\x{{{last:x}}}" for first, last in INVISIBLE) + "]"
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's own, wrapping a paragraph to the terminal, except that text laid out in
+    lines (an epilog's lists and examples) is kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 def config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH",
                         help="config file (default: $FECO_CONFIG, else configs/feco.toml)")
@@ -44,20 +54,37 @@ def date_argument(text: str) -> date:
 
 
 def print_frame(frame, output_format: str) -> None:
-    """Print a polars frame as an aligned table, CSV or JSON records; control characters in
-    its text are printed as escapes (JSON's own, in JSON)."""
+    """Print a polars frame as an aligned table (with a "0 rows" line under an empty one), CSV
+    or JSON records; control characters in its text are printed as escapes (JSON's own, in JSON)."""
     import polars as pl
 
     if output_format == "json":
-        print(to_json(frame.to_dicts(), indent=1))
+        write_out(to_json(frame.to_dicts(), indent=1) + "\n")
         return
     shown = _as_text(frame)
     if output_format == "csv":
-        sys.stdout.write(shown.write_csv())
+        write_out(shown.write_csv())
     else:
         with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
                        tbl_hide_column_data_types=True, tbl_width_chars=200):
-            print(shown)
+            # an empty table is only its header: the line says nothing matched, not that output was lost
+            write_out(f"{shown}\n" + ("0 rows\n" if frame.is_empty() else ""))
+
+
+def write_out(text: str) -> None:
+    """Write ``text`` to standard output, all of it. Under ``PYTHONUNBUFFERED`` (or ``-u``)
+    ``sys.stdout`` writes straight to the file and silently drops what a write leaves over, so
+    a reader that leaves part-way (``| head -1``) would have feco exit 0 with its output cut;
+    written here until every byte is taken, a reader gone raises BrokenPipeError (exit 141)."""
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text stream put in its place (a test's, a notebook's)
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    while data:
+        data = data[binary.write(data) or 0:]
+    binary.flush()
 
 
 def visible(text: str) -> str:

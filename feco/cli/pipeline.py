@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from datetime import date, timedelta
@@ -11,21 +12,25 @@ from pathlib import Path
 from feco.cli.options import (
     FORMAT_HELP,
     FORMATS,
+    HelpFormatter,
     config_option,
     date_argument,
     format_option,
     print_frame,
     to_json,
     visible,
+    write_out,
 )
 from feco.errors import DataError, FecoError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
-from feco.log_tables import is_table
 from feco.sql_files import schema_relations
 
 INCIDENT_TABLE_COLUMNS = ("severity", "feature", "segment_dim", "segment_value", "status", "opened_ds", "last_ds",
                           "alerts", "paged")
-ALERT_TABLE_COLUMNS = ("incident_id", "ds", "severity", "rule", "feature", "segment_dim", "segment_value", "status")
+ALERT_TABLE_COLUMNS = ("incident_id", "ds", "severity", "rule", "feature", "segment_dim", "segment_value", "status",
+                       "lagging")
+# How feco.alerts.cost_severity.describe_cost joins an incident's cost to each alert's detail.
+COST_SENTENCE = "; costs an estimated "
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "the same) and that is killed after --timeout seconds. A pipeline run waits "
                     "up to 60 s for a query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     query.add_argument("sql", nargs="?", help="the SQL query; - reads it from standard input")
     query.add_argument("--file", metavar="PATH", help="read the SQL from a file (- for standard input)")
@@ -103,26 +108,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "alerts", help="list incidents",
         description="List the incidents tracked on one day (--ds) or on any day since a date (--since; "
                     "default: the last published day), most severe first, then the largest, each with "
-                    "its status now. --all lists every alert attached to each.",
+                    "its status now, its upstream source (with the owner and runbook the config gives "
+                    "it) and the query to look further. --all sums up the alerts attached to each; "
+                    "--verbose lists them.",
     )
     when = alerts.add_mutually_exclusive_group()
     when.add_argument("--ds", type=date_argument, help="one day")
     when.add_argument("--since", type=date_argument, help="every day from this one on")
-    alerts.add_argument("--all", action="store_true", help="list each incident's alerts under it")
+    alerts.add_argument("--all", action="store_true",
+                        help="under each incident, one line on its alerts: how many, of which severity, the "
+                             "worst; with a table, csv or json --format, every alert")
+    alerts.add_argument("--verbose", action="store_true",
+                        help="with text output, every alert of each incident, one line each (implies --all)")
     alerts.add_argument("--format", choices=("text", *FORMATS), default="text",
-                        help=f"output: text (two lines per incident, the default), {FORMAT_HELP}")
+                        help=f"output: text (lines per incident, the default), {FORMAT_HELP}")
     config_option(alerts)
     alerts.set_defaults(handler=_alerts)
 
     drops = subparsers.add_parser(
         "drops", help="largest coverage drops against the moving average",
-        description="The days on which a feature's coverage in a segment fell furthest below "
-                    "the average of the 7 days before it.",
+        description="The days on which a feature's coverage in a segment fell furthest below the "
+                    "average of the days before it (moving_average_days of them), one row per day and "
+                    "feature with its drop in all traffic beside; days in the alerts' warm-up "
+                    "([alerts] warmup_days) and segments with few sampled rows are left out, and so "
+                    "are crosses of dimensions unless --dim names one.",
     )
     drops.add_argument("--since", type=date_argument, default=date.min, help="first day to report")
+    drops.add_argument("--dim", metavar="DIM",
+                       help="only this segment dimension: all (all traffic), one of the config's dimensions "
+                            "(region, product_group, ...) or a cross as stored (\"region x query_band\")")
     drops.add_argument("--limit", type=int, default=10, help="rows to show (default 10)")
-    drops.add_argument("--min-rows", type=int, default=500,
-                       help="ignore segments with fewer sampled rows that day (default 500)")
+    drops.add_argument("--min-rows", type=int,
+                       help="ignore segments with fewer sampled rows that day (default: [alerts] min_rows)")
     format_option(drops)
     config_option(drops)
     drops.set_defaults(handler=_drops)
@@ -142,10 +159,15 @@ def as_of_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _relations_epilog() -> str:
+    import shutil
+    import textwrap
+
     relations = schema_relations()
+    width = shutil.get_terminal_size().columns - 2  # as argparse wraps the rest of the help
+    listed = [textwrap.fill(", ".join(relations[kind]), width, initial_indent=f"  {label:<8}",
+                            subsequent_indent=" " * 10) for kind, label in (("table", "tables:"), ("view", "views:"))]
     return ("relations (from sql/schema; `feco query \"DESCRIBE name\"` lists a relation's columns):\n"
-            f"  tables: {', '.join(relations['table'])}\n"
-            f"  views:  {', '.join(relations['view'])}\n\n"
+            + "\n".join(listed) + "\n\n"
             "example:\n  feco query \"SELECT * FROM feco_ma7 WHERE segment_dim = 'all' "
             "ORDER BY ds DESC LIMIT 10\"")
 
@@ -217,16 +239,40 @@ def _backfill(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from feco.tasks import as_config
-    from feco.user_query import run_query, timeout_seconds
+    from feco.user_query import QueryProcess, timeout_seconds
 
     text = _query_text(args)
-    timeout = timeout_seconds(args.timeout)
-    config = as_config(args.config)
-    frame = run_query(config.paths.warehouse, text, memory_limit=args.memory_limit, timeout=timeout,
-                      moving_average_days=config.moving_average_days)
+    with QueryProcess(text, memory_limit=args.memory_limit, timeout=timeout_seconds(args.timeout)) as process:
+        # loaded while the query's process loads its own libraries
+        from feco.config import load_config
+
+        config = load_config(args.config)
+        _check_warehouse(config, args)
+        frame = process.run(config.paths.warehouse, moving_average_days=config.moving_average_days)
     print_frame(frame, args.format)
     return 0
+
+
+def _reader(args: argparse.Namespace):
+    """The config, and the warehouse opened for reading (brought up to date first)."""
+    from feco.config import load_config
+    from feco.warehouse import read_configured
+
+    config = load_config(args.config)
+    _check_warehouse(config, args)
+    return config, read_configured(config)
+
+
+def _check_warehouse(config, args: argparse.Namespace) -> None:
+    """A first run's hint, naming the config the command was given."""
+    if not config.paths.warehouse.exists():
+        raise DataError(f"no warehouse at {config.paths.warehouse} yet: run `feco run --ds DATE"
+                        f"{_config_flag(args)}` first")
+
+
+def _config_flag(args: argparse.Namespace) -> str:
+    """`` --config PATH`` for a command suggested to the user, when they gave one."""
+    return f" --config {shlex.quote(args.config)}" if args.config else ""
 
 
 def _query_text(args: argparse.Namespace) -> str:
@@ -244,12 +290,12 @@ def _query_text(args: argparse.Namespace) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from feco.tasks import as_config
-    from feco.warehouse import named_query, read_configured
+    from feco.log_tables import is_table
+    from feco.warehouse import named_query
 
-    config = as_config(args.config)
+    config, reader = _reader(args)
     version, unread = _logs_table_version(config) if is_table(config.paths.logs) else (None, None)
-    with read_configured(config) as conn:
+    with reader as conn:
         row = named_query(conn, "status_days", {"events_per_window": config.sampling.events_per_window,
                                                 "table_version": version}).row(0, named=True)
         warnings = _rules_that_cannot_run(conn, config, days=row["days"])
@@ -442,16 +488,15 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
 
 
 def _alerts(args: argparse.Namespace) -> int:
-    from feco.tasks import as_config
-    from feco.warehouse import fetch, named_query, read_configured
+    from feco.warehouse import fetch, named_query
 
-    config = as_config(args.config)
-    with read_configured(config) as conn:
+    config, reader = _reader(args)
+    with reader as conn:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         incidents = named_query(conn, "incident_list", {"since": since, "until": until})
         attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
-            if args.all else None
+            if args.all or args.verbose else None
         last_judged = until or last
         unjudged = named_query(conn, "unjudged_on", {"ds": last_judged}) if last_judged else None
     if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
@@ -462,7 +507,7 @@ def _alerts(args: argparse.Namespace) -> int:
     else:
         if incidents.is_empty():
             print(f"no incidents since {since}" if until is None else f"no incidents on {since}")
-        _print_incidents(incidents, attached)
+        _print_incidents(incidents, attached, config=config, verbose=args.verbose, config_flag=_config_flag(args))
         _print_unjudged(unjudged, last_judged)
     return 0
 
@@ -476,30 +521,122 @@ def _print_unjudged(unjudged, ds) -> None:
         print(visible(f"  {row['feature'] + ' in ' if row['feature'] else ''}{_place(row)}: {row['detail']}"))
 
 
-def _print_incidents(incidents, attached) -> None:
+def _print_incidents(incidents, attached, *, config, verbose: bool, config_flag: str) -> None:
+    """Each incident's lines (``attached``: the alerts of each, or None), values from the logs
+    made ``visible``."""
+    for row in incidents.iter_rows(named=True):
+        alerts = None if attached is None else attached.filter(incident_id=row["incident_id"])
+        write_out("".join(f"{visible(line)}\n" for line in _incident_lines(
+            row, alerts, config=config, verbose=verbose, config_flag=config_flag)))
+
+
+def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: str) -> list[str]:
+    """An incident's lines: where and how it stands, its headline's detail, its upstream source,
+    the query to look further; with ``alerts``, one line on them, or (``verbose``) each."""
     from feco.alerts.incidents import describe_place
     from feco.alerts.notify import SEVERITY_MARK
 
-    for row in incidents.iter_rows(named=True):
-        span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
-        print(visible(f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {describe_place(row)}: {row['status']}, "
-                      f"{span} ({row['alerts']} alerts{'' if row['paged'] else '; ' + (row['not_paged'] or 'not paged')})"))
-        print(visible(f"    {row['detail']}"))
-        if attached is not None:
-            for alert in attached.filter(incident_id=row["incident_id"]).iter_rows(named=True):
-                print(visible(f"      {alert['ds']} {alert['severity']} {alert['rule']}: {alert['detail']}"))
+    place = describe_place(row)
+    if row["headline_dim"] is not None and (row["headline_dim"], row["headline_value"]) != (
+            row["segment_dim"], row["segment_value"]):
+        place += f" (worst: {_place({'segment_dim': row['headline_dim'], 'segment_value': row['headline_value']})})"
+    span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
+    paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
+    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {row['status']}, {span}"
+    lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}"]
+    if alerts is not None:
+        lines += _alert_lines(alerts) if verbose else [f"    {_alerts_summary(alerts)}"]
+    source = row["source"] or config.logs.source_of(row["feature"])
+    if source:
+        owner, runbook = config.logs.source_contact(source)
+        lines.append(f"    upstream: {source}" + (f"; owner {owner}" if owner else "")
+                     + (f"; runbook {runbook}" if runbook else ""))
+    lines.append(f"    look further: {_query_command(row)}{config_flag}")
+    return lines
+
+
+def _query_command(row: dict) -> str:
+    """The `feco query` that shows the incident's coverage, as the report prints it: in double
+    quotes when nothing in the SQL is special there (values from the logs are data), else in
+    incident_command's single quotes, which a shell keeps whole whatever they hold."""
+    from feco.alerts.channels import incident_command, incident_sql
+
+    sql = incident_sql(row)
+    return f'feco query "{sql}"' if not set(sql) & set('$`"\\!') else incident_command(row)
+
+
+def _alerts_summary(alerts) -> str:
+    """'15 alerts on 4 days (1 critical, 14 high); worst: ...; 1 lagging ...': an incident's
+    alerts in one line. The worst is the incident's headline rule's choice among its live alerts:
+    the most severe, then not a cross, then the largest change."""
+    from feco.alerts.severity import SEVERITY_RANK
+
+    by_severity = alerts.group_by("severity").len().iter_rows()
+    counts = ", ".join(f"{n} {severity}" for severity, n in
+                       sorted(by_severity, key=lambda pair: SEVERITY_RANK.get(pair[0], -1), reverse=True))
+    line = f"{alerts.height} alerts on {alerts['ds'].n_unique()} days ({counts})"
+    live = alerts.filter(~alerts["lagging"])
+    if not live.is_empty():
+        worst = live.with_columns(rank=live["severity"].replace_strict(SEVERITY_RANK, default=-1),
+                                  cross=live["segment_dim"].str.contains(" x ", literal=True),
+                                  change=live["drop_abs"].abs()).sort(
+            "rank", "cross", "change", descending=[True, False, True], nulls_last=True).row(0, named=True)
+        line += f"; worst: {worst['ds']} {worst['severity']} {worst['rule']}: {_without_cost(worst['detail'])}"
+    lagging = alerts.height - live.height
+    if lagging:
+        line += (f"; {lagging} lagging, on days without a live alert (a 7-day average still holding the bad "
+                 "days: they do not keep the incident open)")
+    return line
+
+
+def _alert_lines(alerts) -> list[str]:
+    """Each alert on a line of its own; the incident's cost, which every alert of a day repeats,
+    once on each day it changed."""
+    lines, cost = [], None
+    for alert in alerts.iter_rows(named=True):
+        detail, _, day_cost = (alert["detail"] or "").partition(COST_SENTENCE)
+        if day_cost and day_cost != cost:
+            lines.append(f"      {alert['ds']} cost: an estimated {day_cost}")
+            cost = day_cost
+        lagging = " (lagging)" if alert["lagging"] else ""
+        lines.append(f"      {alert['ds']} {alert['severity']} {alert['rule']}{lagging}: {detail}")
+    return lines
+
+
+def _without_cost(detail: str | None) -> str:
+    return (detail or "").partition(COST_SENTENCE)[0]
 
 
 def _drops(args: argparse.Namespace) -> int:
-    from feco.tasks import as_config
-    from feco.warehouse import named_query, read_configured
+    from feco.warehouse import named_query
 
-    config = as_config(args.config)
-    with read_configured(config) as conn:
+    config, reader = _reader(args)
+    days = config.moving_average_days
+    min_rows = config.alerts.min_rows if args.min_rows is None else args.min_rows
+    with reader as conn:
         frame = named_query(conn, "largest_drops", {
-            "since": args.since, "min_days": 3, "min_rows": args.min_rows, "limit": args.limit,
+            "since": args.since, "days": days, "min_days": min(3, days), "warmup_days": config.alerts.warmup_days,
+            "min_rows": min_rows, "dim": args.dim, "limit": args.limit,
         })
+    if frame.is_empty():  # nothing found: a misspelt --dim is the likelier reason
+        _check_dimension(args.dim, config)
     if args.format == "table":
-        print("Largest coverage drops against the average of the previous 7 days:")
+        where = f"in {args.dim}" if args.dim else "crosses left out: --dim names one"
+        print(f"Largest coverage drops against the average of the previous {days} days (days after the alerts' "
+              f"{config.alerts.warmup_days}-day warm-up, segments of {min_rows:,}+ sampled rows; {where}):")
     print_frame(frame, args.format)
     return 0
+
+
+def _check_dimension(dim: str | None, config) -> None:
+    """A usage error for a --dim the config does not compute (the warehouse may hold others,
+    computed under an earlier config), with the names it does."""
+    import difflib
+
+    known = ["all", *config.segments.dimensions, *(" x ".join(cross) for cross in config.segments.crosses)]
+    if dim is None or dim in known:
+        return
+    close = difflib.get_close_matches(dim, known, n=1)
+    raise UsageError(f"--dim {dim!r} is not a segment dimension of the config"
+                     + (f"; did you mean {close[0]!r}?" if close else "")
+                     + f" (known: {', '.join(known)})")

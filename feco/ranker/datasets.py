@@ -72,7 +72,8 @@ def load_split(dataset: str, fold: int = 1, *, root: Path | None = None) -> Spli
     files = [base / name for name in names]
     absent = [str(f) for f in files if not f.exists()]
     if absent:
-        raise DataError(f"{dataset} is not at {base}: missing {', '.join(absent)}")
+        raise DataError(f"{dataset} is not at {base}: missing {', '.join(absent)} (a clone has no datasets: "
+                        "`make data` fetches them from their official sources, docs/data.md)")
     order = [(fold - 1 + i) % 5 for i in range(5)]  # Fold1: S1..S3 train, S4 valid, S5 test
     parts = [_read(files[i]) for i in order]
     train = pl.concat(parts[:3], how="vertical")

@@ -101,6 +101,10 @@ class WindowChoice:
 FILE = "__feco_file"  # a row's file, by its index in WindowChoice.files; never written
 ROW = "__feco_row"  # a row's position in its file, where a table deletes rows of it; never written
 RESERVED_COLUMNS = ("window", FILE, ROW)  # columns feco adds: the logs must not have them
+# The [logs] key naming the column of each segment dimension, for the error that names it
+# (product_age and age_band both come from the product's first-seen date).
+SEGMENT_KEYS = {"product_group": ("product_group",), "region": ("region",), "query": ("query_band",),
+                "product_first_seen": ("product_age", "age_band")}
 
 
 def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -> list[WindowChoice]:
@@ -199,13 +203,17 @@ def hour_files(ds: date, logs: Location) -> tuple[LogFiles, dict[int, list[str]]
     … ``hour=23``."""
     day = partition_dir(logs, ds)
     if not storage.is_dir(day):
-        raise DataError(f"no log partition for {ds}: {day} does not exist")
+        raise DataError(f"no log partition for {ds}: {day} does not exist{_days_held(logs, ds)}")
     fs, day_path = storage.filesystem_for(day)
     paths = storage.files_under(day)
     by_hour: dict[int, list[str]] = {}
     for path in paths:
         folder, _, name = path.removeprefix(day_path.rstrip("/") + "/").rpartition("/")
         hour = _HOUR_FOLDER.fullmatch(folder)
+        if not folder:
+            raise DataError(f"log file {name!r} is in {day} itself, not in an hour folder hour=00 … hour=23 "
+                            "within it: feco reads ds=YYYY-MM-DD/hour=HH/*.parquet (move the day's files into "
+                            "the folders of their hours)")
         if not hour or int(hour.group(1)) > 23:
             raise DataError(f"log file {name!r} is in folder {folder!r} of {day}, not in an hour folder "
                             "hour=00 … hour=23 (rename the folder, or move the file)")
@@ -213,6 +221,22 @@ def hour_files(ds: date, logs: Location) -> tuple[LogFiles, dict[int, list[str]]
     if not by_hour:
         raise DataError(f"empty log partition for {ds}: no hour=HH/*.parquet files under {day}")
     return LogFiles(fs, paths, [str(storage.location_of(day, day_path, p)) for p in paths]), by_hour
+
+
+def _days_held(logs: Location, ds: date) -> str:
+    """What the logs hold instead of ``ds``'s folder: the day under another name (``ds=20261001``,
+    ``dt=2026-10-01``), else the first and last day folders, else that there are none."""
+    fs, path = storage.filesystem_for(logs)
+    folders = sorted(info.base_name for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+                     if info.type == pafs.FileType.Directory)
+    same_day = [name for name in folders if re.sub(r"\D", "", name) == ds.strftime("%Y%m%d")]
+    if same_day:
+        return (f"; the logs hold {same_day[0]!r}, which names that day otherwise: feco reads day folders named "
+                f"ds=YYYY-MM-DD (rename it ds={ds.isoformat()})")
+    days = [name for name in folders if re.fullmatch(r"ds=\d{4}-\d{2}-\d{2}", name)]
+    if days:
+        return f" (the logs hold {days[0]} to {days[-1]})"
+    return f"; {logs} holds no day folder named ds=YYYY-MM-DD"
 
 
 class WindowFiles(NamedTuple):
@@ -239,7 +263,7 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
         raise DataError(_missing_hours_message(ds, config, windows, missing))
     read = [day_files.subset([f for h in w.hours() for f in by_hour.get(h, [])]) for w in windows]
     footers = _read_footers(day_files.subset(list(dict.fromkeys(f for files in read for f in files.paths))))
-    schema = _check_log_schema(footers, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    schema = _check_log_schema(footers, config=config)
     counts = _timestamp_counts(footers, config.logs.timestamp, day_files.fs, day=ds)
     return schema, _with_counts(windows, read, missing, counts)
 
@@ -264,7 +288,7 @@ def _table_window_files(ds: date, config: Config, *, allow_incomplete: bool) -> 
         path[f]: found.layout(f, footers.metadata[path[f]].schema.to_arrow_schema()) for f in named})
     read = [day_files.subset([path[f] for f in files]) for files in found.windows]
     schema = pl.from_arrow(found.schema.empty_table()).schema
-    _check_columns(schema, table, ts=config.logs.timestamp, event_id=config.logs.event_id)
+    _check_columns(schema, table, config=config)
     # A row of another day in a table is read on its own day: none is left out.
     counts = _timestamp_counts(Footers(day_files, footers.metadata), config.logs.timestamp, fs, day=None)
     missing = [[] if files.paths else window.hours() for window, files in zip(windows, read)]
@@ -352,7 +376,7 @@ def _read_footers(files: LogFiles) -> Footers:
     return Footers(files, footers)
 
 
-def _check_log_schema(footers: Footers, *, ts: str, event_id: str) -> pl.Schema:
+def _check_log_schema(footers: Footers, *, config: Config) -> pl.Schema:
     """The logs' columns (those of the first file), once every file has the same columns of the
     same types, in any order, with the timestamp and the event id among them."""
     if not footers.metadata:
@@ -369,21 +393,38 @@ def _check_log_schema(footers: Footers, *, ts: str, event_id: str) -> pl.Schema:
             if schema[name] != columns[name]:
                 raise DataError(f"the logs' columns differ: column '{name}' is {columns[name]} in {first}, "
                                 f"{schema[name]} in {path}")
-    _check_columns(columns, first, ts=ts, event_id=event_id)
+    _check_columns(columns, first, config=config)
     return columns
 
 
-def _check_columns(columns: pl.Schema, source: str, *, ts: str, event_id: str) -> None:
-    """The logs' columns hold the timestamp and the event id, and no name feco adds."""
+def _check_columns(columns: pl.Schema, source: str, *, config: Config) -> None:
+    """The logs' columns hold the timestamp, the event id and the segments' columns, the
+    features are numbers where present, and no name is one feco adds: checked before a day is
+    sampled, each error naming the file (or table) and the config's key."""
+    logs, named = config.logs, f"in {config.source}"
     reserved = [c for c in RESERVED_COLUMNS if c in columns]
     if reserved:
         raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({source}); "
                         "rename it in the logs")
-    for role, name in (("timestamp", ts), ("event id", event_id)):
-        if name not in columns:
-            raise DataError(f"{role} column '{name}' not in the logs ({source})")
-    if not isinstance(columns[ts], pl.Datetime):
-        raise DataError(f"timestamp column '{ts}' is {columns[ts]}, not a timestamp ({source})")
+    for role, key in (("timestamp", "timestamp"), ("event id", "event_id"), ("label", "label")):
+        if getattr(logs, key) not in columns:
+            raise DataError(f"{role} column '{getattr(logs, key)}' not in the logs ({source}; [logs] {key} {named})"
+                            + (": the graded label the NDCG of the served order and of the ranker is taken on, "
+                               "from the first day" if key == "label" else ""))
+    if not isinstance(columns[logs.timestamp], pl.Datetime):
+        raise DataError(f"timestamp column '{logs.timestamp}' is {columns[logs.timestamp]}, not a timestamp ({source})")
+    used = {d for dims in config.segments.names() for d in dims}
+    for key, dimensions in SEGMENT_KEYS.items():
+        wanted = [d for d in dimensions if d in used]
+        if wanted and getattr(logs, key) not in columns:
+            raise DataError(f"segment column '{getattr(logs, key)}' (for the {' and '.join(wanted)} segments) is not "
+                            f"in the logs ({source}): set [logs] {key} {named} to the column that holds it, or leave "
+                            f"{' and '.join(wanted)} out of [segments] dimensions and crosses")
+    for feature in logs.features:
+        dtype = columns.get(feature)
+        if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
+            raise DataError(f"feature column '{feature}' is {dtype}, not numeric ({source}; listed in [logs] features "
+                            f"{named}): write it as numbers in the logs, or leave it out of features")
 
 
 class _LeftOut(NamedTuple):
