@@ -3,23 +3,48 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 from urllib.parse import quote as url_quote
 
 import polars as pl
 
+from feco.alerts.channels import incident_command, incident_sql
+from feco.alerts.rules.collapse import CollapseRule
+from feco.alerts.rules.decay import DecayRule
+from feco.alerts.rules.drop import DropRule
+from feco.alerts.rules.floor import FloorRule
+from feco.alerts.rules.missing import MISSING_COLUMN, MissingValuesRule
 from feco.config import Alerts, Config
 from feco.report.cube import heatmap_grids, pack_cube
 from feco.report.data import ReportData, load_report_data
-from feco.report.page import Section, chart, controls, html_table, paragraph, render_page, select
+from feco.report.page import (
+    Section,
+    chart,
+    controls,
+    html_table,
+    paragraph,
+    render_page,
+    select,
+)
 from feco.warehouse import open_read_only
 
 COLD_START_DIMS = ("product_age", "region")
+# What each rule's observed value is, and on which side of its threshold the rule fires: a
+# coverage rule fires below its line, the missing-values rule above it (a NULL share rising).
+MEASURES = {
+    DropRule.name: ("coverage", "below"),
+    DecayRule.name: ("7-day average coverage", "below"),
+    FloorRule.name: ("coverage", "below"),
+    CollapseRule.name: ("coverage", "below"),
+    MissingValuesRule.name: ("NULL or NaN share", "above"),
+}
 
 
 def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
                  cold_start_features: list[str] | None = None, min_rows: int = 100,
-                 config: Config | None = None) -> Path:
+                 config: Config | None = None, written_at: datetime | None = None) -> Path:
     """Write ``out/index.html`` from the warehouse alone; return the page's path.
 
     The page is self-contained (Plotly and the data inlined): it opens from disk with no
@@ -40,7 +65,10 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
         Segment-days with fewer sampled rows are left out of segment lines (too thin to read).
     config
         Its alert settings and moving-average length give the drop rule's expected band
-        (default: the default settings).
+        (default: the default settings); its ``[logs.sources]`` name each incident's upstream
+        source, with the source's ``owner`` and ``runbook`` where it gives them.
+    written_at
+        The time the page says it was written (default: now); nothing computed depends on it.
 
     Examples
     --------
@@ -65,13 +93,16 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
         "study": _records(data.study),
     }
     dims = {dim for dim, _ in cube["segments"]}
-    sections = [_at_risk(data.at_risk), _incidents(data.incidents), _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid),
-                _study(data.study)]
+    scored = data.ndcg is not None or data.incidents.get_column("d_ndcg8").is_not_null().any()
+    sections = [_incidents(data.incidents, upstream=_upstream(config), scored=scored), _at_risk(data.at_risk),
+                _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid), _study(data.study)]
     days = data.coverage.get_column("ds")
+    written = (written_at or datetime.now(UTC)).astimezone(UTC)
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
     html = render_page(sections, payload, title="feco: feature coverage report",
-                       subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, from {warehouse.name}",
+                       subtitle=f"{days.min()} to {days.max()}, {days.n_unique()} days, from {warehouse.name}; "
+                                f"written {written:%Y-%m-%d %H:%M} UTC",
                        plotly_js=_plotly_js())
     staged = out / "index.html.tmp"  # a reader (or a crash) never meets half a page
     staged.write_text(html, encoding="utf-8")
@@ -80,7 +111,9 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
 
 
 def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs  # the bundle only: plotly.py's figures are not used
+    from plotly.offline import (
+        get_plotlyjs,  # the bundle only: plotly.py's figures are not used
+    )
 
     return get_plotlyjs()
 
@@ -104,9 +137,109 @@ def _first_trend(data: ReportData) -> dict:
     return {"feature": data.coverage.get_column("feature").min(), "segment_dim": "all", "segment_value": "all"}
 
 
+def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool) -> Section:
+    title = "Incidents"
+    if incidents.is_empty():  # news too: the section stays
+        return Section("incidents", f"{title}: none", body=paragraph("No incident in the warehouse's days."))
+    live = incidents.get_column("live").sum()
+    note = ("An incident is one feature in one segment from the day it opened to its last day (resolved, or "
+            "the last day published), every rule's alerts attached (`feco alerts`, table incidents). Most severe "
+            "first, as paged. Each is shown by its latest headline, its most severe and most "
+            "localised alert: what its rule measured, what it expected, and the line it fires at (a coverage rule "
+            "fires below its line, the missing-values rule above). Below each: its upstream source and what to "
+            "run to look further; 'trend' opens the feature in its segment beside its sibling segments.")
+    if scored:
+        note += (" Within a severity the costliest comes first. Two NDCG@8 numbers, not to be compared: the "
+                 "estimated cost is this incident's own effect, its coverage loss replayed on clean days of its "
+                 "segment before it began and scored by the serving model, with a 95% interval (table "
+                 "incident_costs); the day's NDCG@8 change is everything that moved the segment's NDCG@8 on the "
+                 "headline day against its previous 7 days, mostly day-to-day noise, and can be far larger.")
+    body = paragraph(note) + _incident_table(incidents, upstream=upstream, scored=scored)
+    return Section("incidents", f"{title}: {live} live, {incidents.height - live} ended", body=body)
+
+
+def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool) -> str:
+    rows = incidents.to_dicts()
+    columns = {
+        "severity": [r["severity"] for r in rows],
+        "status": ["live" if r["live"] else f"resolved {r['resolved_ds']}" for r in rows],
+        "feature": [r["feature"] for r in rows],
+        "segment": incidents.select(segment_label(pl.col("segment_dim"), pl.col("segment_value"))).to_series(),
+        "rule": [r["rule"] for r in rows],
+        "opened": [r["first_ds"] for r in rows],
+        "last day": [r["last_ds"] for r in rows],
+        "days": [r["days"] for r in rows],
+        "measured": [_measured(r) for r in rows],
+        "expected": [None if r["baseline"] is None else f"{r['baseline']:.1%}" for r in rows],
+        "fires": [_fires(r) for r in rows],
+        "change %": [None if r["drop_rel"] is None else -100 * r["drop_rel"] for r in rows],
+    }
+    if scored:
+        columns["estimated cost, NDCG@8 (replayed, 95% interval)"] = [
+            None if r["d_ndcg8"] is None
+            else f"{r['d_ndcg8']:+.4f} ({r['d_ndcg8_low']:+.4f} to {r['d_ndcg8_high']:+.4f})" for r in rows]
+        columns["the day's NDCG@8 change, all causes"] = [
+            f"{r['ndcg8_change']:+.4f}" if r["ndcg8_change"] is not None
+            else None if r["ndcg8_change_all"] is None else f"all traffic {r['ndcg8_change_all']:+.4f}" for r in rows]
+    columns["chart"] = ["trend"] * len(rows)
+    columns["link"] = [trend_link(r["feature"], r["segment_dim"], r["segment_value"]) for r in rows]
+    table = pl.DataFrame(columns, schema_overrides={"change %": pl.Float64, "expected": pl.String,
+                                                    "fires": pl.String, "measured": pl.String})
+    return html_table(table, formats={"change %": ".1f"}, links={"chart": "link"},
+                      row_classes=[f"severity-{r['severity']}" for r in rows],
+                      notes=[_next_steps(r, upstream) for r in rows])
+
+
+def _measured(row: dict) -> str | None:
+    """What the headline's rule saw, named: 'coverage 4.6%', 'NULL or NaN share 53.4%'."""
+    if row["rule"] == MISSING_COLUMN:
+        return "column missing from the logs"
+    measure = MEASURES.get(row["rule"], ("value", None))[0]
+    return None if row["observed"] is None else f"{measure} {row['observed']:.1%}"
+
+
+def _fires(row: dict) -> str | None:
+    """The line the headline's rule fires at, with its side: 'below 29.8%', 'above 17.8%'."""
+    side = MEASURES.get(row["rule"], (None, None))[1]
+    return None if side is None or row["threshold"] is None else f"{side} {row['threshold']:.1%}"
+
+
+def _next_steps(row: dict, upstream: dict[str, dict[str, str]]) -> str:
+    """Where to go next: the upstream source (its owner and runbook where configured), and the
+    `feco query` command showing the incident's coverage from a week before it opened."""
+    contact = upstream.get(row["feature"], {})
+    source = row["source"] or contact.get("source")
+    if source:
+        told = "; ".join(f"{key}: {escape(contact[key])}" for key in ("owner", "runbook") if key in contact)
+        where = f"Upstream source <b>{escape(source)}</b>" + (f" ({told})" if told else "")
+    else:
+        where = "In no upstream source of [logs.sources]"
+    incident = {"opened_ds": row["first_ds"], "feature": row["feature"], "segment_dim": row["root_dim"],
+                "segment_value": row["root_value"], "features": row["features"]}
+    sql = incident_sql(incident)
+    # In double quotes the SQL's own quotes stay readable; a value holding what a shell expands
+    # there takes incident_command's single quoting, which keeps it part of the SQL.
+    command = f'feco query "{sql}"' if not set(sql) & set('$`"\\!') else incident_command(incident)
+    return f"{where}. Look further: <code>{escape(command)}</code>"
+
+
+def _upstream(config: Config | None) -> dict[str, dict[str, str]]:
+    """Each feature's upstream source from ``[logs.sources]``, with the source's owner and
+    runbook where its entry gives them."""
+    if config is None:
+        return {}
+    by_feature = {}
+    for source, features in config.logs.source_features().items():
+        entry = config.logs.sources[source]  # a source written as a table may name its people
+        contact = {"source": source} | {key: str(value) for key in ("owner", "runbook")
+                                        if (value := getattr(entry, key, None))}
+        by_feature |= {feature: contact for feature in features}
+    return by_feature
+
+
 def _at_risk(rows: pl.DataFrame | None) -> Section:
-    """The first screen: what the data costs the serving model, the last 14 days, and the last
-    day per scored segment."""
+    """What the data costs the serving model, the last 14 days, and the last day per scored
+    segment: the section after the incidents."""
     title = "NDCG at risk"
     if rows is None:
         return Section("ndcg-at-risk", title, skipped="No day scored yet: the served order needs the logs' "
@@ -129,48 +262,6 @@ def _at_risk(rows: pl.DataFrame | None) -> Section:
     if segments.height:
         body += paragraph(f"{rows['ds'].max()} per segment:") + html_table(segments, formats=formats)
     return Section("ndcg-at-risk", title, body=body)
-
-
-def _incidents(incidents: pl.DataFrame) -> Section:
-    title = "Incidents"
-    if incidents.is_empty():
-        return Section("incidents", title, skipped="No incidents.")
-    live = incidents.filter(pl.col("live"))
-    ended = incidents.filter(~pl.col("live"))
-    note = ("An incident is one feature in one segment over the days it lasts, every rule's alerts attached "
-            "(`feco alerts`, table incidents); live: not resolved yet. Each is shown by its latest headline, "
-            "its most severe and most localised alert: what the rule saw, what it expected, and the line it "
-            "fires below. NDCG@8 change: that day's, in the segment against its previous 7 days (all "
-            "traffic's where the segment is not scored): mostly day-to-day noise. Estimated cost: the incident's "
-            "coverage loss replayed on clean days of its segment before it began and scored by the serving model, "
-            "with its 95% interval (table incident_costs). 'trend' opens the feature in its segment beside its "
-            "sibling segments.")
-    body = paragraph(note) + (_incident_table(live) if live.height else paragraph("None is live."))
-    if ended.height:
-        body += f"<details><summary>{ended.height} ended</summary>{_incident_table(ended)}</details>"
-    return Section("incidents", f"{title}: {live.height} live, {ended.height} ended", body=body)
-
-
-def _incident_table(incidents: pl.DataFrame) -> str:
-    ndcg = [f"{own:+.4f}" if own is not None else "" if everyone is None else f"all traffic {everyone:+.4f}"
-            for own, everyone in incidents.select("ndcg8_change", "ndcg8_change_all").iter_rows()]
-    table = incidents.select(
-        "severity", "feature", segment_label(pl.col("segment_dim"), pl.col("segment_value")).alias("segment"), "rule",
-        pl.col("first_ds").alias("first day"), pl.col("last_ds").alias("last day"),
-        "days", *[(100 * pl.col(c)).alias(name) for c, name in (
-            ("observed", "observed %"), ("baseline", "expected %"), ("threshold", "alert below %"))],
-        (-100 * pl.col("drop_rel")).alias("change %"), pl.Series("NDCG@8 change", ndcg, dtype=pl.String),
-        pl.Series("cost (NDCG@8)", [
-            "" if d is None else f"{d:+.4f} ({low:+.4f} to {high:+.4f})"
-            for d, low, high in incidents.select("d_ndcg8", "d_ndcg8_low", "d_ndcg8_high").iter_rows()], dtype=pl.String),
-        pl.lit("trend").alias("chart"),
-        pl.struct("feature", "segment_dim", "segment_value").map_elements(
-            lambda row: trend_link(row["feature"], row["segment_dim"], row["segment_value"]),
-            return_dtype=pl.String).alias("link"),
-    )
-    formats = {c: ".1f" for c in ("observed %", "expected %", "alert below %", "change %")}
-    return html_table(table, formats=formats, links={"chart": "link"},
-                      row_classes=[f"severity-{s}" for s in incidents.get_column("severity")])
 
 
 def segment_label(dim: pl.Expr, value: pl.Expr) -> pl.Expr:
@@ -196,8 +287,9 @@ def _heatmap() -> Section:
         select("heatmap-dim", "segment dimension")) + paragraph(
         "Per feature and day, the segment of the chosen dimension that stood furthest below what the drop rule "
         "expected, in units of the rule's margin: 0 as expected, −1 at the line it fires below (red), blue above. "
-        "A weekday's usual dip is part of the expectation. Blank: not judged (too few rows or days). "
-        "Click a cell for its trend.") + chart("heatmap"))
+        "Within half a margin of expected a cell stays white: the worst of many segments is always a little "
+        "below, by chance. A weekday's usual dip is part of the expectation. Blank: not judged (too few rows or "
+        "days). Click a cell for its trend.") + chart("heatmap"))
 
 
 def _largest_gap(coverage: pl.DataFrame, *, count: int) -> list[str]:
@@ -236,9 +328,10 @@ def _ranker(data: ReportData, grid: pl.DataFrame | None) -> list[Section]:
         select("shap-feature", "feature"), select("shap-dim", "segment dimension"), select("shap-value", "value"),
     ) + paragraph(
         "The feature's share of the scoring model's mean |SHAP| on each day's sample in the chosen segment "
-        "(exact TreeSHAP on a sample of the day's rows: [ranker] shap_rows), beside its coverage there: when a "
-        "feature loses coverage in a segment, the model leans on it less there. Dotted: its share in the model's "
-        "own training data (a retrain shows as a step).") + chart("shap"))
+        "(exact TreeSHAP on a sample of the day's rows: [ranker] shap_rows), beside its coverage there. A "
+        "coverage loss moves the share either way: down where the model gets less of the feature to use, up "
+        "where the value left in its place (a zero, a NULL) moves scores more than the real values did. Dotted: "
+        "its share in the model's own training data (a retrain shows as a step).") + chart("shap"))
     return [ndcg, shap, _grid(grid)]
 
 

@@ -35,7 +35,8 @@ class ReportData:
     #                          shap_share
     band: pl.DataFrame       # what the drop rule expected: ds, feature, segment_dim, segment_value, expected, lower
     marks: pl.DataFrame      # coverage alerts per segment and day
-    incidents: pl.DataFrame  # the incidents table, each by its latest headline alert, live first
+    incidents: pl.DataFrame  # the incidents table, each by its latest headline alert, as paged: most severe,
+    #                          then costliest, then live first
     ndcg: pl.DataFrame | None
     shap: pl.DataFrame | None
     grid: pl.DataFrame | None

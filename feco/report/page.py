@@ -1,7 +1,8 @@
 """The report page: one self-contained HTML file, Plotly and the data inlined, no server, no network.
 
 Sections are HTML with empty chart containers; ``page.js`` draws them from the one JSON
-payload. A section without data is kept with ``data-status="skipped"`` and a one-line note.
+payload. A section without data is left out of the page's body and navigation: one list at the
+end says what is not shown and why (``data-status="skipped"``), so no empty section is met.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ class Section:
     skipped: str | None = None
 
     def html(self) -> str:
-        status = "skipped" if self.skipped else "rendered"
-        inner = f'<p class="note">{escape(self.skipped)}</p>' if self.skipped else self.body
-        return (f'<section id="{self.key}" data-status="{status}">\n<h2>{escape(self.title)}</h2>\n'
-                f"{inner}\n</section>")
+        if self.skipped:
+            return (f'<li data-section="{self.key}" data-status="skipped"><b>{escape(self.title)}</b>: '
+                    f"{escape(self.skipped)}</li>")
+        return (f'<section id="{self.key}" data-status="rendered">\n<h2>{escape(self.title)}</h2>\n'
+                f"{self.body}\n</section>")
 
 
 def chart(key: str) -> str:
@@ -51,9 +53,14 @@ def paragraph(text: str) -> str:
 
 
 def render_page(sections: list[Section], payload: dict, *, title: str, subtitle: str, plotly_js: str) -> str:
-    """The whole page: heading, links to each section, the sections, then the scripts."""
-    links = " ".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections)
-    body = "\n".join(s.html() for s in sections)
+    """The whole page: heading, links to each section that has data, those sections, what is
+    not shown and why, then the scripts."""
+    shown = [s for s in sections if not s.skipped]
+    links = " ".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in shown)
+    body = "\n".join(s.html() for s in shown)
+    if skipped := [s for s in sections if s.skipped]:
+        body += ('\n<section id="not-shown">\n<h2>Not in this report</h2>\n<ul class="note">'
+                 + "".join(s.html() for s in skipped) + "</ul>\n</section>")
     data = script_json(payload)
     style = ASSETS.joinpath("page.css").read_text(encoding="utf-8")
     script = ASSETS.joinpath("page.js").read_text(encoding="utf-8")
@@ -82,10 +89,12 @@ def script_json(payload) -> str:
 
 
 def html_table(frame: pl.DataFrame, *, formats: dict[str, str] | None = None,
-               links: dict[str, str] | None = None, row_classes: list[str] | None = None) -> str:
+               links: dict[str, str] | None = None, row_classes: list[str] | None = None,
+               notes: list[str] | None = None) -> str:
     """A frame as an HTML table; ``formats`` maps a column to a format spec such as ``.1f``,
     ``links`` a column to a column of its cells' link targets (not shown), ``row_classes``
-    gives each row a CSS class.
+    gives each row a CSS class, ``notes`` each row a full-width row below it (HTML, escaped by
+    the caller; empty: none).
 
     Examples
     --------
@@ -107,4 +116,6 @@ def html_table(frame: pl.DataFrame, *, formats: dict[str, str] | None = None,
             cells.append(f"<td{kind}>{text}</td>")
         css = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
         rows.append(f"<tr{css}>" + "".join(cells) + "</tr>")
+        if notes and notes[k]:
+            rows.append(f'<tr class="note-row"><td class="text" colspan="{len(shown)}">{notes[k]}</td></tr>')
     return f"<table><tr>{head}</tr>\n" + "\n".join(rows) + "</table>"

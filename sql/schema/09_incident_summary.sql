@@ -1,14 +1,14 @@
 -- incident_summary: one row per incident, as of the last day it was tracked.
 -- Inputs: incidents. Output: incident_id, feature, segment_dim, segment_value, opened_ds,
 -- last_ds, resolved_ds (NULL while not resolved), status, severity, severity_rank, days
--- (tracked), alerts (attached, all days), rows_lost (size), paged (whether any page was due),
--- detail (the last headline's text), not_paged (why an incident never paged: its latest
+-- (calendar days from opened_ds to last_ds, both counted: a day the pipeline did not run
+-- still passed), alerts (attached, all days), rows_lost (size), paged (whether any page was
+-- due), detail (the last headline's text), not_paged (why an incident never paged: its latest
 -- reason; NULL once paged).
 CREATE OR REPLACE VIEW incident_summary AS
 WITH per_incident AS (
     SELECT incident_id,
            max(ds) AS last_ds,
-           count(*) AS days,
            sum(len(alert_ids)) AS alerts,
            bool_or(event IS NOT NULL) AS paged,
            arg_max(detail, ds) FILTER (WHERE headline_alert_id IS NOT NULL) AS detail,
@@ -19,7 +19,8 @@ WITH per_incident AS (
 SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_value,
        latest.opened_ds, per_incident.last_ds,
        CASE WHEN latest.status = 'resolved' THEN latest.ds END AS resolved_ds,
-       latest.status, latest.severity, latest.severity_rank, per_incident.days,
+       latest.status, latest.severity, latest.severity_rank,
+       date_diff('day', latest.opened_ds, per_incident.last_ds) + 1 AS days,
        per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail,
        CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged
 FROM incidents AS latest

@@ -63,3 +63,33 @@ def add_attribution(conn: duckdb.DuckDBPyConnection) -> None:
                 rows.append((START + timedelta(days=day), "ref", feature, dim, value, 1000, 100,
                              10.0 if fallen else total))
     conn.executemany("INSERT INTO shap_daily VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def add_incidents(conn: duckdb.DuckDBPyConnection) -> None:
+    """Incidents as a demo's report has them, with the cost each replayed: text_bm25 in region US
+    (critical, resolved on day 6, the costliest), meta_rating's values turning NULL in all
+    traffic (high, live; its rule fires above a NULL share) and eng_ctr in DE (build's, critical,
+    live). Ordered as paged: critical before high, the costliest first."""
+    day = [START + timedelta(days=d) for d in range(DAYS)]
+    conn.executemany(
+        "INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, baseline, threshold, "
+        "drop_abs, drop_rel, severity, status, n_rows, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', 600, '')",
+        [(day[4], "a2", "text_bm25", "region", "US", "decay_vs_reference", 0.5, 0.97, 0.873, 0.47, 0.4845, "critical"),
+         (day[10], "a3", "meta_rating", "all", "all", "missing_values", 0.534, 0.128, 0.178, -0.406, None, "high")])
+    conn.executemany(
+        "INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, status, severity, "
+        "severity_rank, paged_rank, normal_days, rows_lost, headline_alert_id, alert_ids, source, features) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 100, ?, [], ?, ?)",
+        [(day[3], "i2", "text_bm25", "region", "US", day[3], "open", "high", 3, 3, None, None, ["text_bm25"]),
+         (day[4], "i2", "text_bm25", "region", "US", day[3], "ongoing", "critical", 4, 4, "a2", None, ["text_bm25"]),
+         (day[6], "i2", "text_bm25", "region", "US", day[3], "resolved", "critical", 4, 4, None, None, ["text_bm25"]),
+         (day[10], "i3", "meta_rating", "all", "all", day[10], "open", "high", 3, 3, "a3", "metadata",
+          ["meta_rating"])])
+    conn.executemany(
+        "INSERT INTO incident_costs (ds, incident_id, run_id, segment_dim, segment_value, onset, reference_days, "
+        "features, loss_shares, loss_kinds, events, d_ndcg8, d_ndcg8_low, d_ndcg8_high, severity) "
+        "VALUES (?, ?, 'ref', ?, ?, ?, 7, [?], [0.5], ['zero'], 5000, ?, ?, ?, 'high')",
+        [(day[4], "i2", "region", "US", day[3], "text_bm25", -0.0200, -0.0310, -0.0090),
+         (day[9], "i1", "region", "DE", day[9], "eng_ctr", -0.0046, -0.0094, -0.0002),
+         (day[10], "i3", "all", "all", day[10], "meta_rating", -0.0012, -0.0037, 0.0012)])

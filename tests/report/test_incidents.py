@@ -1,5 +1,6 @@
-"""report_incidents: each incident of the incidents table by its latest headline alert, live
-ones first, with the NDCG@8 change of the headline's segment."""
+"""report_incidents: each incident of the incidents table by its latest headline alert, ordered
+as paged (severity, then cost), with its span in calendar days and the NDCG@8 change of the
+headline's segment."""
 
 from datetime import date, timedelta
 
@@ -25,6 +26,19 @@ def incident(n: int, incident_id: str, feature: str | None, status: str, severit
     return (day(n), incident_id, feature, "all", "all", day(0), status, severity, rank, rank, headline)
 
 
+def insert_incidents(conn: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
+    conn.executemany("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, "
+                     "status, severity, severity_rank, paged_rank, headline_alert_id, normal_days, rows_lost, "
+                     "alert_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, [])", rows)
+
+
+def insert_cost(conn: duckdb.DuckDBPyConnection, n: int, incident_id: str, d_ndcg8: float) -> None:
+    conn.execute("INSERT INTO incident_costs (ds, incident_id, run_id, segment_dim, segment_value, onset, "
+                 "reference_days, features, loss_shares, loss_kinds, events, d_ndcg8, d_ndcg8_low, d_ndcg8_high, "
+                 "severity) VALUES (?, ?, 'm', 'all', 'all', ?, 7, ['f'], [0.5], ['zero'], 1000, ?, ?, ?, 'high')",
+                 [day(n), incident_id, day(0), d_ndcg8, d_ndcg8 - 0.002, d_ndcg8 + 0.002])
+
+
 @pytest.fixture
 def incidents():
     conn = duckdb.connect()
@@ -37,9 +51,7 @@ def incidents():
                          alert(2, "b2", "f2", ("all", "all"), "decay_vs_reference", 0.4),
                          alert(2, "c2", "f3", ("all", "all"), "drop_vs_moving_average", 0.45),
                      ])
-    conn.executemany("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, "
-                     "status, severity, severity_rank, paged_rank, headline_alert_id, normal_days, rows_lost, "
-                     "alert_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, [])", [
+    insert_incidents(conn, [
                          incident(0, "i1", "f1", "open", "high", 3, "a0"),
                          incident(1, "i1", "f1", "ongoing", "critical", 4, "a1"),
                          incident(2, "i1", "f1", "ongoing", "critical", 4, None),  # recovering: no alert
@@ -55,11 +67,34 @@ def incidents():
     return named_query(conn, "report_incidents").to_dicts()
 
 
-def test_each_incident_once_live_first_by_its_latest_headline(incidents):
-    assert [(i["incident_id"], i["live"], i["segment_value"], i["last_ds"], i["days"]) for i in incidents] == [
-        ("i1", True, "DE x head", day(1), 3),   # its headline moved to the most localised cell
-        ("i2", False, "all", day(2), 2),        # resolved on day 3
+def test_each_incident_once_by_its_latest_headline_over_calendar_days(incidents):
+    assert [(i["incident_id"], i["live"], i["segment_value"], i["headline_ds"], i["last_ds"], i["resolved_ds"],
+             i["days"]) for i in incidents] == [
+        ("i1", True, "DE x head", day(1), day(2), None, 3),  # its headline moved to the most localised cell
+        # opened on day 0, tracked on days 2 and 3 only (the pipeline skipped day 1), resolved on
+        # day 3: four calendar days, not the two rows it has
+        ("i2", False, "all", day(2), day(3), day(3), 4),
     ]
+    assert incidents[0]["root_dim"] == "all" and incidents[0]["features"] is None  # its own segment
+
+
+def test_the_costliest_of_a_severity_comes_first_live_or_not():
+    conn = duckdb.connect()
+    create_schema(conn, moving_average_days=7)
+    conn.executemany("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
+                     "baseline, threshold, drop_abs, drop_rel, severity, status) VALUES "
+                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [alert(1, f"a{f}", f, ("all", "all"), "drop_vs_moving_average", 0.3) for f in ("f1", "f2", "f3")])
+    insert_incidents(conn, [
+        incident(1, "ended", "f1", "open", "high", 3, "af1"), incident(2, "ended", "f1", "resolved", "high", 3, None),
+        incident(1, "live", "f2", "open", "high", 3, "af2"), incident(2, "live", "f2", "ongoing", "high", 3, None),
+        incident(1, "uncosted", "f3", "open", "high", 3, "af3"),
+        incident(2, "uncosted", "f3", "ongoing", "high", 3, None),
+    ])
+    insert_cost(conn, 1, "ended", -0.006)
+    insert_cost(conn, 1, "live", -0.001)
+    rows = named_query(conn, "report_incidents")
+    assert rows.get_column("incident_id").to_list() == ["ended", "live", "uncosted"]
 
 
 def test_an_incident_carries_its_worst_severity_and_its_headlines_numbers(incidents):

@@ -3,21 +3,23 @@ rendered when the warehouse has its data and skipped with a note when it does no
 
 from __future__ import annotations
 
+import html
 import json
 import re
-from datetime import timedelta
+import shlex
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import polars as pl
 import pytest
+from small_warehouse import DAYS, FEATURES, START, add_attribution
 
 from feco.cli import main as feco
 from feco.errors import DataError, UsageError
 from feco.report import write_report
 from feco.report.cube import MISSING, unpack
-from small_warehouse import DAYS, FEATURES, START, add_attribution
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = ("incidents", "coverage", "heatmap", "cold-start")
@@ -29,7 +31,8 @@ def _page(out: Path) -> str:
 
 
 def _status(page: str) -> dict[str, str]:
-    return dict(re.findall(r'<section id="([^"]+)" data-status="(\w+)"', page))
+    """Each section's status: rendered ones are sections, skipped ones a line in 'Not in this report'."""
+    return dict(re.findall(r'<(?:section id|li data-section)="([^"]+)" data-status="(\w+)"', page))
 
 
 def _payload(page: str) -> dict:
@@ -211,3 +214,63 @@ def test_a_heatmap_cell_with_an_unjudged_segment_is_never_coloured_healthy():
     grid = heatmap_grids(pack_cube(coverage, band), coverage, band, min_rows=500)["region"]
     assert grid["z"][0][0] is None and "DE (472 rows)" in grid["unjudged"][0][0]  # not blue: DE unseen
     assert grid["z"][0][1] < -1 and "DE (496 rows)" in grid["unjudged"][0][1]  # US's drop still shows
+
+
+def test_the_page_says_when_it_was_written(warehouse, tmp_path):
+    from datetime import datetime
+
+    write_report(warehouse, tmp_path / "r", written_at=datetime(2026, 3, 13, 6, 5, tzinfo=UTC))
+    assert "2026-03-01 to 2026-03-12, 12 days, from feco.duckdb; written 2026-03-13 06:05 UTC" in _page(tmp_path / "r")
+
+
+def _next_steps(page: str) -> list[str]:
+    """The line under each incident: its upstream source and the command to look further."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", cell))
+            for cell in re.findall(r'<tr class="note-row"><td class="text" colspan="\d+">(.*?)</td></tr>', page)]
+
+
+@pytest.mark.parametrize("value", ["DE", "$(touch pwned) `x` \"y\""])
+def test_each_incident_names_its_upstream_source_and_a_command_that_runs_as_shown(warehouse, tmp_path, value):
+    from feco.alerts.channels import incident_sql
+    from feco.config import parse_config
+
+    with duckdb.connect(str(warehouse)) as conn:  # the incident in a region named by the logs
+        conn.execute("UPDATE incidents SET segment_value = ?", [value])
+        conn.execute("UPDATE alerts SET segment_value = ?", [value])
+    config = parse_config({"paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},
+                           "logs": {"features": FEATURES, "sources": {"engagement": ["eng_*"]}}},
+                          source=tmp_path / "feco.toml")
+    write_report(warehouse, tmp_path / "r", config=config)
+    (line,) = _next_steps(_page(tmp_path / "r"))
+    where, command = line.split(". Look further: ")
+    assert where == "Upstream source engagement"
+    sql = incident_sql({"opened_ds": START + timedelta(days=9), "feature": "eng_ctr", "segment_dim": "region",
+                        "segment_value": value})
+    assert shlex.split(command) == ["feco", "query", sql]  # pasted into a shell, the SQL arrives whole
+
+
+def test_a_source_that_names_its_owner_and_runbook_shows_them():
+    from types import SimpleNamespace
+
+    from feco.report.build import _upstream
+
+    logs = SimpleNamespace(sources={"engagement": SimpleNamespace(features=["eng_*"], owner="search-signals",
+                                                                  runbook="https://wiki.example/eng"),
+                                    "price": ["price_*"]},
+                           source_features=lambda: {"engagement": ["eng_ctr"], "price": ["price_x"]})
+    upstream = _upstream(SimpleNamespace(logs=logs))
+    assert upstream["eng_ctr"] == {"source": "engagement", "owner": "search-signals",
+                                   "runbook": "https://wiki.example/eng"}
+    assert upstream["price_x"] == {"source": "price"}
+
+
+def test_the_replayed_cost_and_the_days_ndcg_change_are_named_apart(warehouse, tmp_path):
+    from small_warehouse import add_incidents
+
+    with duckdb.connect(str(warehouse)) as conn:
+        add_incidents(conn)
+    write_report(warehouse, tmp_path / "r")
+    incidents = _page(tmp_path / "r").split('<section id="incidents"')[1].split("</section>")[0]
+    head = re.search(r"<table><tr>(.*?)</tr>", incidents).group(1)
+    assert "estimated cost, NDCG@8 (replayed, 95% interval)" in head and "NDCG@8 change, all causes" in html.unescape(head)
+    assert "not to be compared" in incidents and "-0.0200 (-0.0310 to -0.0090)" in incidents
