@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test test-cluster test-all bench clean report-check browser
+.PHONY: install demo test test-cluster test-all bench clean report-check browser data
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,21 +19,28 @@ install: $(INSTALLED)
 demo: $(INSTALLED)
 	$(BIN)/python scripts/demo.py
 
-test: $(INSTALLED)
+# About 11 minutes on 2 cores. Chromium first, for the report's browser test.
+test: $(INSTALLED) browser
 	$(BIN)/python -m pytest -m "not slow" -q
 
-# The Spark standalone cluster on 127.0.0.1 (slow, about 3.5 minutes; Java 17+): CI runs it too.
+# The Spark standalone cluster on 127.0.0.1 (slow, about a minute; Java 17+): CI runs it too.
 test-cluster: $(INSTALLED)
 	$(BIN)/python -m pytest -m slow -q tests/test_spark_cluster.py
 
-test-all: $(INSTALLED)
+test-all: $(INSTALLED) browser
 	$(BIN)/python -m pytest -q
+
+# The public datasets some tests and the experiments read (LETOR 4.0, Webis ClueWeb09
+# features, TREC News, MovieLens), fetched from their official sources into ../shared/data and
+# checked by sha256 (docs/data.md). Standard library only: no venv needed.
+data:
+	$(PYTHON) scripts/fetch_data.py
 
 report-check: $(INSTALLED) browser
 	$(BIN)/python scripts/check_report.py var/demo/report
 
-# Debian's chromium, for the report's browser test and report-check; installed when missing
-# and we are root, else the browser test skips and says why.
+# Debian's chromium, for the report's browser test (make test) and report-check; installed
+# when missing and we are root, else the browser test skips and the test summary says why.
 browser:
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
