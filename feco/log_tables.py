@@ -44,11 +44,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, NamedTuple
 
 from feco.errors import DataError, UsageError
+
+if TYPE_CHECKING:  # pyarrow is imported where a table is read: the config imports this module
+    import pyarrow as pa
 
 PREFIXES = ("iceberg:", "delta:")
 FIELD_ID = b"PARQUET:field_id"  # where Parquet's field id sits in an Arrow field's metadata
@@ -231,6 +232,8 @@ def _read_position_deletes(io, path: str) -> dict[str, list[int]]:
 
 
 def _delta(location: str, windows, *, timestamp: str, as_of: str | None) -> TableFiles:
+    import pyarrow as pa
+
     table = _delta_table(location, as_of)
     schema = pa.schema(table.schema().to_arrow())
     _check_timestamp(schema, timestamp, f"delta:{location}")
@@ -273,6 +276,7 @@ def _deletion_vectors(table, files: set[str]) -> dict[str, tuple[int, ...]]:
     from urllib.parse import unquote
 
     import numpy as np
+    import pyarrow as pa
 
     if "deletionVectors" not in (table.protocol().reader_features or []):
         return {}
@@ -329,6 +333,8 @@ def _literal(moment: datetime, naive: bool) -> str:
 
 
 def _check_timestamp(schema: pa.Schema, timestamp: str, table: str) -> None:
+    import pyarrow as pa
+
     if timestamp not in schema.names:
         raise DataError(f"timestamp column '{timestamp}' not in the log table {table}")
     if not pa.types.is_timestamp(schema.field(timestamp).type):

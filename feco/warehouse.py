@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import duckdb
-import polars as pl
 
 from feco.errors import DataError, UsageError, WarehouseBusyError
 from feco.locking import READ_MEMORY_LIMIT, WRITE_WAIT_SECONDS, check_warehouse_path, run_lock
 from feco.sql_files import migrations, schema_relations, schema_statements, sql
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from feco.config import Config
 
 # Written to schema_version once a warehouse keeps the migration ledger: releases before the
@@ -282,6 +283,8 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 def fetch(conn: duckdb.DuckDBPyConnection, text: str, params: dict | None = None) -> pl.DataFrame:
     """Run one statement with bound parameters and return its result as a polars frame."""
+    import polars as pl  # here: `feco query`'s child process opens the warehouse without it
+
     relation = conn.sql(text, params=params or None)
     return relation.pl() if relation is not None else pl.DataFrame()
 

@@ -1,5 +1,5 @@
-"""Coverage alerts: rules over the warehouse, roll-up, severity and delivery."""
+"""Coverage alerts: rules over the warehouse, roll-up, severity and delivery.
 
-from feco.alerts.detect import detect_alerts
-
-__all__ = ["detect_alerts"]
+Nothing is imported here: ``feco.alerts.detect`` loads SciPy (the false-page budget), which
+the commands that only read incidents (`feco alerts`, `feco status`) never need.
+"""
