@@ -274,3 +274,16 @@ def test_the_replayed_cost_and_the_days_ndcg_change_are_named_apart(warehouse, t
     head = re.search(r"<table><tr>(.*?)</tr>", incidents).group(1)
     assert "estimated cost, NDCG@8 (replayed, 95% interval)" in head and "NDCG@8 change, all causes" in html.unescape(head)
     assert "not to be compared" in incidents and "-0.0200 (-0.0310 to -0.0090)" in incidents
+
+
+def test_a_null_share_incident_says_what_it_measured_and_that_it_fires_above(warehouse, tmp_path):
+    from small_warehouse import add_incidents
+
+    with duckdb.connect(str(warehouse)) as conn:
+        add_incidents(conn)
+    write_report(warehouse, tmp_path / "r")
+    rows = re.findall(r'<tr class="severity-\w+">(.*?)</tr>', _page(tmp_path / "r"))
+    (null,) = [row for row in rows if "meta_rating" in row]
+    assert "NULL or NaN share 53.4%" in null and "above 17.8%" in null and "below" not in null
+    (drop,) = [row for row in rows if "eng_ctr" in row]
+    assert "coverage 10.0%" in drop and "below 45.0%" in drop
