@@ -14,8 +14,9 @@ WITH daily AS (
     GROUP BY ds
 )
 SELECT (SELECT events FROM daily WHERE ds = $ds) AS events,
-       (SELECT least(median(events) FILTER (WHERE ds >= $ds - to_days($baseline_days)),
-                     coalesce(median(events) FILTER (WHERE isodow(ds) = isodow($ds)), 'Infinity'))
-        FROM daily WHERE ds < $ds) AS baseline,
+       (SELECT least(recent, coalesce(same_weekday, recent))
+        FROM (SELECT median(events) FILTER (WHERE ds >= $ds - to_days($baseline_days)) AS recent,
+                     median(events) FILTER (WHERE isodow(ds) = isodow($ds)) AS same_weekday
+              FROM daily WHERE ds < $ds)) AS baseline,
        (SELECT count(*) FROM daily WHERE ds < $ds AND ds >= $ds - to_days($baseline_days)) AS baseline_days,
        coalesce((SELECT windows_missing FROM daily WHERE ds = $ds), 0) AS windows_missing;
