@@ -520,6 +520,8 @@ class Alerts(_Model):
     false_pages_per_week: Annotated[float, Field(gt=0)] = 0.5
     warmup_days: Annotated[int, Field(ge=0)] = 7
     min_rows: Annotated[int, Field(ge=0)] = 500
+    # A day whose sampled events fall below this share of their usual level (the last week's
+    # median, or the same weekday's over four weeks when lower) raises volume_drop.
     volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
     # Search traffic has a weekly rhythm (weekend shoppers differ). The drop rule compares a
     # day with the baseline shifted by its weekday's usual deviation; both rules measure the

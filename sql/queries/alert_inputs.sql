@@ -55,7 +55,8 @@
 --     baseline_sd (day_sd scaled by sqrt(1 + 1/baseline_days): the level has its own error);
 --   baseline_missing, missing_sd, missing_df: the same of the NULL/NaN share;
 --   rest_coverage (the rest of traffic's coverage on ds), rest_ratio (observed / rest_coverage),
---     rest_baseline (the ratio predicted for ds times rest_coverage, at most 1), ratio_sd,
+--     rest_baseline (the ratio predicted for ds times rest_coverage, at most 1 and at most
+--     the series' own prediction: a rest that rose does not raise what it is expected to hold), ratio_sd,
 --     ratio_df, rest_baseline_sd (in coverage units);
 --   history_min (the lowest coverage of the earlier days of the spread period, counted under
 --     ds's rule) and history_days (how many): a collapse below every earlier day's level;
@@ -435,7 +436,10 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        missing.sd * missing.error_factor AS missing_sd, missing.df AS missing_df,
        today.rest_coverage,
        today.coverage / nullif(today.rest_coverage, 0) AS rest_ratio,
-       least(ratio.prediction * today.rest_coverage, 1) AS rest_baseline,
+       -- capped at the series' own prediction: a rest that rose (a launch in other segments)
+       -- is their news, not a loss in this one
+       least(ratio.prediction * today.rest_coverage, 1,
+             CASE WHEN ratio.prediction IS NOT NULL THEN own.prediction END) AS rest_baseline,
        ratio.sd AS ratio_sd, ratio.df AS ratio_df,
        ratio.sd * today.rest_coverage * ratio.error_factor AS rest_baseline_sd,
        history.history_min, coalesce(history.history_days, 0) AS history_days,

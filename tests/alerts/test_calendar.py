@@ -242,3 +242,26 @@ def test_weekends_at_half_the_traffic_are_no_volume_collapse_but_a_collapsed_sat
         conn.execute("UPDATE sample_windows SET events_sampled = 200 WHERE ds = ?", [days[-1]])
         (alert,) = fired(conn, days[-1], config, "volume_drop").iter_rows(named=True)
     assert alert["detail"] == "sampled events fell to 1,600 from a usual 3,840"
+
+
+def test_a_region_not_reached_yet_is_judged_by_its_own_days_while_the_rest_rises(tmp_path):
+    # A feature launched in region A on day 25 (0.5 to 0.9); B, not reached, keeps its level
+    # with its noise (about 2 points a day). On the last day B dips 7 points, within its own
+    # noise: against its usual ratio to the rest (now A at 0.9) it would be a 50% drop. A real
+    # loss in B (half its rows) is still a drop.
+    config = configured(tmp_path)
+    noise = [0.03, -0.02, 0.01, -0.03, 0.01]  # a 5-day cycle: no weekday learns it
+    days = [MONDAY + timedelta(days=i) for i in range(28)]
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            a = 0.9 if i >= 25 else 0.5 + wobble(i)
+            b = 0.43 if ds == days[-1] else 0.5 + noise[i % 5]
+            write_day(conn, ds, {("region", "A"): cell(ROWS, a), ("region", "B"): cell(ROWS, b)})
+        assert ("region", "B") not in fired(conn, days[-1], config, "drop_vs_moving_average").select(
+            "segment_dim", "segment_value").rows()
+        conn.execute("DELETE FROM coverage_states WHERE ds = ?", [days[-1]])
+        conn.execute("DELETE FROM feature_status WHERE ds = ?", [days[-1]])
+        conn.execute("DELETE FROM runs WHERE ds = ?", [days[-1]])
+        write_day(conn, days[-1], {("region", "A"): cell(ROWS, 0.9), ("region", "B"): cell(ROWS, 0.25)})
+        assert ("region", "B") in fired(conn, days[-1], config, "drop_vs_moving_average").select(
+            "segment_dim", "segment_value").rows()

@@ -25,8 +25,9 @@ class DropRule:
     Which prediction depends on the segment. All traffic is judged against its own previous
     days. Any other segment is judged against the rest of traffic: it must have fallen by the
     relative and absolute margins against its own days, and be below its usual ratio to the
-    rest (``rest_baseline``: that ratio's recent mean times the rest's coverage today) by every
-    margin, the spread being that ratio's. A day's swing moves every segment alike: judged on
+    rest (``rest_baseline``: that ratio's recent mean times the rest's coverage today, at most
+    its own prediction: the rest rising, a feature launched in other regions, is no loss here)
+    by every margin, the spread being that ratio's. A day's swing moves every segment alike: judged on
     its own history, each of the ~20 pageable segments of every feature is another chance for
     that swing to page someone, and the swing is already judged once, in all traffic. A drop
     confined to a segment stands out against the rest even when it hides in the segment's own
