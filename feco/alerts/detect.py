@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple
 from datetime import date, timedelta
+from typing import NamedTuple
 
 import duckdb
 import polars as pl
