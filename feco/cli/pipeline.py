@@ -35,9 +35,11 @@ COST_SENTENCE = "; costs an estimated "
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
-        "run", help="sample, count and publish one day",
-        description="Sample one day's logs, count coverage states and publish them to the "
-                    "warehouse, replacing that day's rows (rerunning a day is safe).",
+        "run", help="one day: sample, count, score, detect, publish and page",
+        description="Sample one day's logs and count their coverage states; publish them to the warehouse "
+                    "in one transaction with the serving model's scores of the sample, the NDCG its "
+                    "coverage puts at risk and the alerts and incidents detected, replacing that day's "
+                    "rows (rerunning a day is safe); then deliver the incident messages not sent yet.",
     )
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
     incomplete_option(run)
