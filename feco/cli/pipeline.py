@@ -465,6 +465,7 @@ def _rule_changes(conn, config, *, last_ds) -> list[str]:
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     """Why an alert rule stays silent whatever the data: no reference period, a reference
     period the warehouse has too few days of, or too little history yet."""
+    from feco.alerts.detect import decay_reference, reference_days_needed
     from feco.warehouse import named_query
 
     settings = config.alerts
@@ -472,13 +473,12 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     if days <= settings.warmup_days:
         warnings.append(f"drop, decay: they start once {settings.warmup_days} days of history "
                         f"precede a day ([alerts] warmup_days); the warehouse has {days}")
-    reference = settings.decay.reference or config.coverage.reference
+    reference = decay_reference(config)
     if reference is None:
         warnings.append("decay: no reference period; set [alerts.decay] reference to a week "
                         "of normal traffic the warehouse holds")
         return warnings
-    # As feco.alerts.detect: a reference needs half its days (rounded up) with enough rows.
-    needed = ((reference.end - reference.start).days + 2) // 2
+    needed = reference_days_needed(reference)
     held = named_query(conn, "reference_days", {
         "ref_start": reference.start, "ref_end": reference.end, "min_rows": settings.min_rows,
     }).item()
