@@ -19,8 +19,9 @@ install: $(INSTALLED)
 demo: $(INSTALLED)
 	$(BIN)/python scripts/demo.py
 
-# About 11 minutes on 2 cores. Chromium first, for the report's browser test.
+# About 11 minutes on 2 cores. Chromium first, for the report's browser test; lint first, as it fails in a second.
 test: $(INSTALLED) browser
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not slow" -q
 
 # The Spark standalone cluster on 127.0.0.1 (slow, about a minute; Java 17+): CI runs it too.

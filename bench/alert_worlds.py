@@ -37,9 +37,9 @@ import numpy as np
 
 from feco.generator import FEATURE_FAMILIES, World, parse_incident
 from feco.generator.ltr_world import LtrWorld
-from feco.generator.world import Calendar
 from feco.generator.ltr_world import segment_shares as ltr_segment_shares
 from feco.generator.schema import GROUP_WEIGHTS, PRODUCT_GROUPS, REGIONS
+from feco.generator.world import Calendar
 
 START = date(2026, 1, 5)  # a Monday
 DAYS = 56

@@ -11,11 +11,9 @@ process per day. Asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
-import textwrap
 import time
 from datetime import date, timedelta
 from pathlib import Path

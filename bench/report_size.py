@@ -97,13 +97,13 @@ def main() -> None:
     page = write_report(warehouse, OUT / "report")
     seconds = time.perf_counter() - started
     text = page.read_text(encoding="utf-8")
-    data = re.search(r'<script type="application/json" id="feco-data">(.*?)</script>', text, re.S).group(1)
+    data = re.search(r'<script type="application/json" id="feco-data">(.*?)</script>', text, re.DOTALL).group(1)
     payload = json.loads(data)
     compact = {"separators": (",", ":"), "ensure_ascii": False}
     parts = {"coverage cube": len(json.dumps(payload["cube"], **compact)),
              "heatmap grids": len(json.dumps(payload["heatmap"], **compact))}
     parts["other data"] = len(data) - sum(parts.values())
-    parts["plotly.js"] = len(re.search(r"<script>(.*?)</script>", text, re.S).group(1))
+    parts["plotly.js"] = len(re.search(r"<script>(.*?)</script>", text, re.DOTALL).group(1))
     size = page.stat().st_size
     print(f"{shape[0]} days × {shape[1]} features × {shape[2]} segments: page {size / 1e6:.1f} MB "
           f"(budget {BUDGET_MB:g} MB: {'within' if size / 1e6 <= BUDGET_MB else 'OVER'}), written in {seconds:.1f} s")

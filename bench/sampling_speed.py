@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import duckdb
 import polars as pl
-
 from _common import DAY, OUT, best_of, large_day
+
 from feco.config import load_config, parse_config
 from feco.sampling import day_windows, sample_day
 

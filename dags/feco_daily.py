@@ -39,8 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.append(HERE)
 
-from feco_support import (CATCHUP, COVERAGE, DAILY_PARAMS, START, WAREHOUSE_POOL, retry_settings, run_step,
-                          tell_failure)
+from feco_support import CATCHUP, COVERAGE, DAILY_PARAMS, START, WAREHOUSE_POOL, retry_settings, run_step, tell_failure
 
 writes = {"pool": WAREHOUSE_POOL}
 

@@ -44,6 +44,7 @@ def feco_ranker():
     @task(pool=WAREHOUSE_POOL)
     def train(*, triggering_asset_events=None) -> dict:
         from airflow.sdk import get_current_context
+
         from feco import tasks
 
         context = get_current_context()

@@ -111,7 +111,7 @@ def tell_failure(context) -> None:
     ti = context["ti"]
     try:
         day = run_day(context).isoformat()
-    except Exception:  # a bad `ds` param is itself the failure being reported
+    except Exception:  # noqa: BLE001 - a bad `ds` param is itself the failure being reported
         day = context["params"].get("ds", "?")
     error = (str(context.get("exception") or "").strip().splitlines() or ["no error text"])[0][:300]
     text = f"feco: {ti.dag_id}.{ti.task_id} failed for {day} (try {ti.try_number}): {error} | log: {ti.log_url}"

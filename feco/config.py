@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import itertools
 import math
 import os
 import re
@@ -234,7 +235,7 @@ def _check_explicit_starts(starts: list[str], windows: int, length: int) -> None
     minutes = [_minutes(s) for s in starts]
     if minutes != sorted(minutes):
         raise ValueError("window_starts must be in increasing order")
-    for earlier, later in zip(minutes, minutes[1:]):
+    for earlier, later in itertools.pairwise(minutes):
         if later < earlier + length:
             raise ValueError(f"windows starting at {earlier // 60:02d}:{earlier % 60:02d} and "
                              f"{later // 60:02d}:{later % 60:02d} overlap")
@@ -341,7 +342,7 @@ class Segments(_Model):
     def age_bands(self) -> list[tuple[str, int]]:
         """(label, lower edge in days) of each age band, youngest first: ('0d', 0), ('1-2d', 1) ... ('90d+', 90)."""
         edges = [0, *self.age_band_days]
-        return ([(f"{low}d" if high == low + 1 else f"{low}-{high - 1}d", low) for low, high in zip(edges, edges[1:])]
+        return ([(f"{low}d" if high == low + 1 else f"{low}-{high - 1}d", low) for low, high in itertools.pairwise(edges)]
                 + [(f"{edges[-1]}d+", edges[-1])])
 
     def new_age_bands(self) -> list[str]:

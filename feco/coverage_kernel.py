@@ -24,8 +24,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple
 from datetime import date
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -318,17 +318,17 @@ def _add_states(values, valid, greater, threshold, weight, keys):  # pragma: no 
     if valid.shape[0] > 0:
         for i in range(values.shape[0]):
             value = values[i]
-            present = (value == value) & (valid[i] != 0)
+            present = (value == value) & (valid[i] != 0)  # noqa: PLR0124 - NaN test, compiled for any dtype
             passes = value > threshold if greater else value != threshold
             keys[i] += weight * (np.int32(present) + np.int32(present & passes))
     elif greater:  # NaN > threshold is false: a value that passes is present
         for i in range(values.shape[0]):
             value = values[i]
-            keys[i] += weight * (np.int32(value == value) + np.int32(value > threshold))
+            keys[i] += weight * (np.int32(value == value) + np.int32(value > threshold))  # noqa: PLR0124 - NaN test, compiled for any dtype
     else:
         for i in range(values.shape[0]):
             value = values[i]
-            present = value == value
+            present = value == value  # noqa: PLR0124 - NaN test, compiled for any dtype
             keys[i] += weight * (np.int32(present) + np.int32(present & (value != threshold)))
 
 

@@ -27,9 +27,9 @@ import fcntl
 import math
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from feco.errors import UsageError, WarehouseBusyError
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -162,7 +162,7 @@ def _iceberg(name: str, windows, *, timestamp: str, catalog: dict[str, str], as_
     for start, end in windows:
         bounds = And(GreaterThanOrEqual(timestamp, _literal(start, naive)), LessThan(timestamp, _literal(end, naive)))
         planned.append(_plan(table.scan(row_filter=bounds, snapshot_id=snapshot_id), f"iceberg:{name}"))
-    committed = datetime.fromtimestamp(snapshot.timestamp_ms / 1000, timezone.utc) if snapshot else _EPOCH
+    committed = datetime.fromtimestamp(snapshot.timestamp_ms / 1000, UTC) if snapshot else _EPOCH
     by_id = {column.field_id: column.name for column in schema.fields}
     # files written without field ids (imported ones) match by the table's name mapping
     by_name = {alias: by_id[mapped.field_id] for mapped in table.metadata.name_mapping() or []
@@ -252,7 +252,7 @@ def _delta(location: str, windows, *, timestamp: str, as_of: str | None) -> Tabl
     constants = {path: {column: _value(action, "partition", (physical[column], column)) for column in partitions}
                  for path, action in located} if partitions else {}
     history = table.history(1)
-    committed = datetime.fromtimestamp(history[0]["timestamp"] / 1000, timezone.utc) if history else _EPOCH
+    committed = datetime.fromtimestamp(history[0]["timestamp"] / 1000, UTC) if history else _EPOCH
     return TableFiles(schema, files, committed, str(table.version()), by_id, by_name, constants,
                       _deletion_vectors(table, {path for window in files for path in window}))
 
@@ -290,7 +290,7 @@ def _deletion_vectors(table, files: set[str]) -> dict[str, tuple[int, ...]]:
     return deleted
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _overlaps(action: dict, timestamp: tuple[str, str], start: datetime, end: datetime) -> bool:

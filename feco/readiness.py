@@ -17,7 +17,7 @@ The check only reads the file listing; it never opens a log file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 
 from feco import storage
 from feco.config import Config
@@ -45,7 +45,7 @@ class LogReadiness:
 def check_logs(ds: date, config: Config, *, now: datetime) -> LogReadiness:
     """Whether the logs of ``ds`` are complete at ``now`` (aware, UTC), and why not."""
     settings = config.readiness
-    deadline = datetime.combine(ds + timedelta(days=1), time(), timezone.utc) + timedelta(hours=settings.wait_hours)
+    deadline = datetime.combine(ds + timedelta(days=1), time(), UTC) + timedelta(hours=settings.wait_hours)
     day = partition_dir(config.paths.logs, ds)
     if is_table(config.paths.logs):
         ready, reason = _table_settled(ds, config, now=now, settle=timedelta(minutes=settings.settle_minutes))
@@ -89,7 +89,7 @@ def _table_settled(ds: date, config: Config, *, now: datetime, settle: timedelta
     """A table's day is complete when every window has data files and either the table already
     holds later events (the log job has moved on) or its last commit is ``settle`` old."""
     windows = day_windows(ds, config)
-    day_end = datetime.combine(ds + timedelta(days=1), time(), timezone.utc)
+    day_end = datetime.combine(ds + timedelta(days=1), time(), UTC)
     bounds = [(w.start, w.end) for w in windows] + [(day_end, day_end + timedelta(days=366))]
     found = table_files(config.paths.logs, bounds, timestamp=config.logs.timestamp,
                         catalog=config.paths.iceberg_catalog)
@@ -106,4 +106,4 @@ def _table_settled(ds: date, config: Config, *, now: datetime, settle: timedelta
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -148,11 +148,6 @@ def remove(location: Location) -> None:
         fs.delete_file(path)
 
 
-def make_dir(location: Location) -> None:
-    fs, path = filesystem_for(location)
-    fs.create_dir(path, recursive=True)
-
-
 def read_parquet(location: Location) -> pl.DataFrame:
     return pl.from_arrow(read_table(location))
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import polars as pl
 
+from feco import sampling, storage
 from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco.log_tables import is_table
-from feco import sampling, storage
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
@@ -48,7 +48,7 @@ def finished_day(moment: datetime) -> date:
     A scheduled run's data interval ends at midnight (a manual run's, when it is triggered):
     the day before is complete, the day the moment falls in is not.
     """
-    return moment.astimezone(timezone.utc).date() - timedelta(days=1)
+    return moment.astimezone(UTC).date() - timedelta(days=1)
 
 
 def as_config(config: Config | str | os.PathLike | None) -> Config:
@@ -71,7 +71,7 @@ def check_logs(ds: date | str, config: Config | str | None = None, *, now: datet
     """Whether the day's logs are complete (see feco.readiness); reads only the file listing."""
     from feco.readiness import check_logs as check
 
-    return check(as_date(ds), as_config(config), now=now or datetime.now(timezone.utc))
+    return check(as_date(ds), as_config(config), now=now or datetime.now(UTC))
 
 
 @exclusive
@@ -176,7 +176,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     windows, states, status = _staged(ds, config)
     run = pl.DataFrame({
         "ds": [ds],
-        "published_at": [datetime.now(timezone.utc)],
+        "published_at": [datetime.now(UTC)],
         "events_sampled": [int(windows["events_sampled"].sum())],
         "rows_sampled": [int(states.filter(segment_dim="all", feature=config.logs.features[0])["n_rows"].sum())],
         "features": [len(config.logs.features)],

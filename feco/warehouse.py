@@ -11,10 +11,11 @@ import hashlib
 import re
 import time
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import duckdb
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ def make_events(ds: date, *, events: int, seed: int = 0, rows_per_event: int = 3
                 minutes: list[int] | None = None) -> pl.DataFrame:
     """``events`` search events spread over ``ds`` (or at the given minutes of the day)."""
     rng = np.random.default_rng(seed)
-    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=timezone.utc)
+    midnight = datetime(ds.year, ds.month, ds.day, tzinfo=UTC)
     minute = np.asarray(minutes) if minutes is not None else rng.integers(0, 24 * 60, events)
     seconds = rng.integers(0, 60, len(minute))
     event_ts = [midnight + timedelta(minutes=int(m), seconds=int(s)) for m, s in zip(minute, seconds)]
@@ -66,7 +65,7 @@ def blank_event_keys(path: Path, *, event_ids: int, timestamps: int) -> None:
     ).drop("index").write_parquet(path)
 
 
-def make_config(tmp: Path, **sections) -> "Config":  # noqa: F821 - returned type is feco's Config
+def make_config(tmp: Path, **sections) -> Config:  # noqa: F821 - returned type is feco's Config
     """A config over ``tmp`` with test features; ``sections`` override whole tables."""
     raw = {
         "paths": {"logs": "logs", "samples": "samples", "warehouse": "feco.duckdb"},

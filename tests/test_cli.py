@@ -7,9 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 from feco.cli import main
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 START = date(2026, 3, 1)
 

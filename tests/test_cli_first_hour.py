@@ -11,11 +11,11 @@ from datetime import date, timedelta
 import numpy as np
 import polars as pl
 import pytest
-from logbuilder import make_events, write_config_file, write_logs, write_states
 
 from feco import user_query
 from feco.cli import build_parser, main
 from feco.warehouse import open_for_write
+from logbuilder import make_events, write_config_file, write_logs, write_states
 
 DAY = date(2026, 3, 10)
 COST = "; costs an estimated -0.004 NDCG@8 in all traffic (-0.006 to -0.002)"

@@ -1,3 +1,4 @@
+import itertools
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ def test_missing_required_section(tmp_path):
 def test_window_starts_spread_evenly_or_as_configured(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
     starts = config.sampling.start_minutes()
-    assert len(starts) == 8 and all(b - a == 180 for a, b in zip(starts, starts[1:]))
+    assert len(starts) == 8 and all(b - a == 180 for a, b in itertools.pairwise(starts))
     assert starts[-1] + 10 <= 24 * 60
     explicit = load_config(write(tmp_path, MINIMAL + "[sampling]\nwindows = 2\nwindow_starts = ['00:30', '12:00']\n"))
     assert explicit.sampling.start_minutes() == [30, 720]

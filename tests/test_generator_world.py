@@ -22,8 +22,8 @@ from feco.generator import (
     parse_world,
 )
 from feco.generator.catalogue import query_table
-from feco.generator.world import Calendar
 from feco.generator.incidents import check_incidents
+from feco.generator.world import Calendar
 
 MONDAY = dt.date(2026, 3, 2)
 LAUNCH = dt.date(2026, 2, 1)
@@ -237,7 +237,7 @@ def test_a_rollout_reaches_the_regions_one_after_another():
     world = World(calendar=Calendar(rollout=rollout))
     before, during, after = (day(MONDAY + dt.timedelta(days=d), events=6_000, world=world) for d in (-1, 3, 8))
     plain = day(MONDAY + dt.timedelta(days=-1), events=6_000)
-    by_region = lambda frame: frame.group_by("region").agg((pl.col("pers_recent_view") > 0).mean().alias("c"))  # noqa: E731
+    by_region = lambda frame: frame.group_by("region").agg((pl.col("pers_recent_view") > 0).mean().alias("c"))
     assert covered(before, "pers_recent_view") == pytest.approx(0.25 * covered(plain, "pers_recent_view"), rel=0.15)
     levels = by_region(during)["c"].to_numpy()
     assert levels.min() < 0.5 * levels.max()  # some regions reached, others not yet

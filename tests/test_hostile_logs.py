@@ -5,13 +5,18 @@ cases start a local JVM and are marked slow."""
 
 import json
 import shutil
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from feco import tasks
+from feco.cli import main
+from feco.errors import ConfigError, DataError, UsageError
+from feco.sampling import read_sample
 from logbuilder import (
     FEATURES,
     blank_event_keys,
@@ -22,11 +27,6 @@ from logbuilder import (
     write_local_logs,
     write_logs,
 )
-
-from feco import tasks
-from feco.cli import main
-from feco.errors import ConfigError, DataError, UsageError
-from feco.sampling import read_sample
 
 DAY = date(2026, 3, 2)
 
@@ -213,7 +213,7 @@ def test_a_malformed_hour_folder_is_one_clear_line(config, folder):
     shutil.copy(hour_file(config, 4), misplaced)
     with pytest.raises(DataError, match=f"log file 'part-0.parquet' is in folder '{folder}' .*not in an hour folder"):
         sample_day(DAY, config)
-    ready = tasks.check_logs(DAY, config, now=datetime(2026, 3, 4, tzinfo=timezone.utc))
+    ready = tasks.check_logs(DAY, config, now=datetime(2026, 3, 4, tzinfo=UTC))
     assert not ready.ready and f"'{folder}'" in ready.reason
 
 

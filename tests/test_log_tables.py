@@ -3,18 +3,18 @@ states of the same rows in a Hive-style folder; only the files the table's metad
 a window are opened; a column added mid-period reads as the table defines it."""
 
 import shutil
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from logbuilder import FEATURES, blank_event_keys, engine_sections, make_config, make_events, write_logs
 
 from feco import tasks
 from feco.errors import DataError
 from feco.sampling import read_sample, window_files
 from feco.warehouse import open_read_only
+from logbuilder import FEATURES, blank_event_keys, engine_sections, make_config, make_events, write_logs
 
 pytest.importorskip("pyiceberg", reason="pyiceberg (the tables extra) is not installed")
 pytest.importorskip("deltalake", reason="deltalake (the tables extra) is not installed")
@@ -134,7 +134,7 @@ def test_the_same_rows_as_a_folder_an_iceberg_table_and_a_delta_table_give_ident
 def test_only_the_files_the_tables_metadata_places_in_a_window_are_opened(logs, tmp_path):
     """Data files of hours no window reads are corrupted, and a copy of a read hour's file is
     left in the table's folder (not in the table): a listing would fail on either."""
-    root, folder, _, _ = logs
+    _, folder, _, _ = logs
     source = [f for f in hour_files(folder) if f"ds={DAY}" in str(f)]
     iceberg = write_iceberg(tmp_path, source)
     delta = write_delta(tmp_path / "delta", source)
@@ -212,7 +212,7 @@ def test_a_window_with_no_data_files_is_refused_unless_incomplete_is_allowed(tmp
 
 
 def test_readiness_of_a_table_comes_from_its_metadata(tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from feco.readiness import check_logs
 
@@ -222,7 +222,7 @@ def test_readiness_of_a_table_comes_from_its_metadata(tmp_path):
     delta = write_delta(delta_location, [f for f in files if "hour=22" not in str(f)])
     config = make_config(tmp_path / "run", paths={"logs": delta, "samples": "samples", "warehouse": "feco.duckdb"},
                          readiness={"settle_minutes": 30})
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     waiting = check_logs(DAY, config, now=now)
     assert not waiting.ready and "no data files for sampling windows 7" in waiting.reason
     write_delta(delta_location, [f for f in files if "hour=22" in str(f)])

@@ -19,14 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from logbuilder import FEATURES, make_config, make_events, write_logs
 from polars.testing import assert_frame_equal
-from test_log_tables import hour_files, iceberg_catalog, states, windows, write_delta
 
 from feco import tasks
 from feco.cli import main
 from feco.errors import ConfigError, DataError, UsageError
 from feco.sampling import day_windows
+from logbuilder import FEATURES, make_config, make_events, write_logs
+from test_log_tables import hour_files, iceberg_catalog, states, windows, write_delta
 
 pytest.importorskip("pyiceberg", reason="pyiceberg (the tables extra) is not installed")
 pytest.importorskip("deltalake", reason="deltalake (the tables extra) is not installed")

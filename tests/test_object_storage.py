@@ -1,16 +1,16 @@
 """Logs and samples in object storage: a day run from a local S3-compatible server (moto's
 server mode on 127.0.0.1) gives the states of the same logs on local disk."""
 
-from datetime import date
+from datetime import UTC, date
 
 import polars as pl
 import pytest
-from logbuilder import make_config, make_events, write_logs
 
 from feco import storage, tasks
 from feco.errors import DataError
 from feco.sampling.day_folder import recover_samples
 from feco.warehouse import open_read_only
+from logbuilder import make_config, make_events, write_logs
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] (the test extra) is not installed")
 pafs = pytest.importorskip("pyarrow.fs")
@@ -93,7 +93,7 @@ def test_any_fsspec_filesystem_holds_logs_and_samples(tmp_path):
 
 
 def test_readiness_reads_a_buckets_listing(tmp_path, bucket):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     local = make_config(tmp_path / "local")
     write_logs(local.paths.logs, make_events(DAY, events=3000, seed=4))
@@ -102,7 +102,7 @@ def test_readiness_reads_a_buckets_listing(tmp_path, bucket):
     paths = {"logs": f"s3://{bucket}/search_logs", "samples": f"s3://{bucket}/s", "warehouse": "feco.duckdb"}
     settled = make_config(tmp_path, paths=paths, readiness={"settle_minutes": 30})
     marked = make_config(tmp_path, paths=paths, readiness={"marker": "_SUCCESS"})
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert not tasks.check_logs(DAY, settled, now=now).ready  # just written
     assert tasks.check_logs(DAY, settled, now=now + timedelta(minutes=31)).ready
     assert not tasks.check_logs(DAY, marked, now=now).ready

@@ -152,15 +152,15 @@ def test_coverage_reads_the_reference_and_only_sample_reference_makes_it(tmp_pat
 
 
 def test_a_second_writer_fails_with_a_clear_message(config):
-    with open_for_write(config.paths.warehouse):
-        with pytest.raises(WarehouseBusyError, match="in use by another feco process"):
-            # DuckDB's lock is per process; a second process is what a scheduler would be
-            import multiprocessing
+    with (open_for_write(config.paths.warehouse),
+          pytest.raises(WarehouseBusyError, match="in use by another feco process")):
+        # DuckDB's lock is per process; a second process is what a scheduler would be
+        import multiprocessing
 
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(1) as pool:
-                message = pool.apply(_try_write, (str(config.paths.warehouse),))
-            raise WarehouseBusyError(message) if message else AssertionError("no lock conflict")
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(1) as pool:
+            message = pool.apply(_try_write, (str(config.paths.warehouse),))
+        raise WarehouseBusyError(message) if message else AssertionError("no lock conflict")
 
 
 def _try_write(path: str) -> str:

@@ -1,14 +1,14 @@
 """When a day's logs count as complete: the marker, the settling hours, the deadline."""
 
 import os
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 from feco import tasks
 from feco.sampling import day_windows
 from logbuilder import make_config, make_events, write_logs
 
 DAY = date(2026, 1, 3)
-MIDNIGHT_AFTER = datetime(2026, 1, 4, tzinfo=timezone.utc)
+MIDNIGHT_AFTER = datetime(2026, 1, 4, tzinfo=UTC)
 
 
 def config_with(tmp_path, **readiness):
@@ -59,7 +59,7 @@ def test_an_hour_no_window_reads_is_not_waited_for(tmp_path):
     config = config_with(tmp_path, settle_minutes=0)
     write_logs(tmp_path / "logs", make_events(DAY, events=2000))
     age_files(tmp_path / "logs", minutes=10)
-    unread = sorted(set(range(24)) - hours_read(config))[0]
+    unread = min(set(range(24)) - hours_read(config))
     for path in (tmp_path / "logs" / f"ds={DAY}" / f"hour={unread:02d}").glob("*"):
         path.unlink()
     assert tasks.check_logs(DAY, config, now=MIDNIGHT_AFTER).ready

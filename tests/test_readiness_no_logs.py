@@ -2,9 +2,8 @@
 
 from datetime import date
 
-from logbuilder import make_events, write_config_file, write_logs
-
 from feco.cli import main as feco
+from logbuilder import make_events, write_config_file, write_logs
 
 DAY = date(2026, 11, 21)
 

@@ -1,4 +1,5 @@
-from datetime import date, datetime, timedelta, timezone
+import itertools
+from datetime import UTC, date, datetime, timedelta
 
 import polars as pl
 import pytest
@@ -18,7 +19,7 @@ def config(tmp_path):
 def test_windows_are_spread_over_the_day_in_utc(config):
     windows = day_windows(DAY, config)
     assert len(windows) == 8
-    assert windows[0].start == datetime(2026, 3, 2, 1, 25, tzinfo=timezone.utc)
+    assert windows[0].start == datetime(2026, 3, 2, 1, 25, tzinfo=UTC)
     assert all((w.end - w.start).seconds == 600 for w in windows)
     assert windows[0].hours() == [1]
 
@@ -55,7 +56,7 @@ def test_sample_is_every_kth_event_in_time_order(tmp_path):
     picked = rows.get_column("event_id").unique(maintain_order=True).to_list()
     positions = [ordered.index(e) for e in picked]
     assert windows["step"][0] == 10.0
-    assert [b - a for a, b in zip(positions, positions[1:])] == [10, 10, 10]
+    assert [b - a for a, b in itertools.pairwise(positions)] == [10, 10, 10]
     assert 0 <= positions[0] < 10
 
 
@@ -108,7 +109,7 @@ def test_a_day_with_no_events_in_any_window_is_an_error(config):
 def test_naive_timestamps_are_taken_as_utc(config):
     logs = make_events(DAY, events=2000, seed=1)
     write_logs(config.paths.logs, logs.with_columns(pl.col("event_ts").dt.replace_time_zone(None)))
-    rows, windows = sample_day(DAY, config)
+    _, windows = sample_day(DAY, config)
     assert windows["events_sampled"].sum() == 40
 
 

@@ -9,8 +9,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from feco.sampling import study as sampling_study
 from feco.generator import generate_logs
+from feco.sampling import study as sampling_study
 from feco.warehouse import create_schema
 from logbuilder import make_config
 

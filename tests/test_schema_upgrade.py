@@ -9,8 +9,14 @@ import pytest
 
 from feco.errors import DataError
 from feco.sql_files import SQL_DIR, migrations, schema_relations
-from feco.warehouse import (LEDGER_VERSION, create_schema, held_migrations, open_for_write, open_read_only,
-                            upgrade_needed)
+from feco.warehouse import (
+    LEDGER_VERSION,
+    create_schema,
+    held_migrations,
+    open_for_write,
+    open_read_only,
+    upgrade_needed,
+)
 from logbuilder import write_states
 
 FIRST_RELEASE = Path(__file__).parent / "fixtures" / "schema_v1"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
 from dags.conftest import airflow_home  # noqa: F401 - the fixture, for the Airflow route
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
-from logbuilder import write_config_file
-
 from feco.warehouse import open_read_only
+from logbuilder import write_config_file
 
 pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
 if shutil.which("java") is None:

@@ -9,11 +9,11 @@ from datetime import date, timedelta
 
 import polars as pl
 import pytest
-from logbuilder import blank_event_keys, engine_sections, make_config, write_config_file
 
 from feco import tasks
 from feco.sampling import read_sample
 from feco.warehouse import open_read_only
+from logbuilder import blank_event_keys, engine_sections, make_config, write_config_file
 
 pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
 if shutil.which("java") is None:

@@ -3,10 +3,10 @@
 import sys
 
 import pytest
-from logbuilder import engine_sections, make_config
 
 from feco import spark_engine
 from feco.errors import UsageError
+from logbuilder import engine_sections, make_config
 
 
 def test_without_pyspark_the_engine_says_what_to_install(tmp_path, monkeypatch):

@@ -28,9 +28,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
-from typing import Callable
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import polars as pl
@@ -148,7 +148,7 @@ def send_message(
     """
     deadline = time.monotonic() + settings.timeout_seconds
     channels = _channels(settings, {"webhook": webhook_url} | (secrets or {}), echo, deadline)
-    message = Message(text, {"message": text, "at": datetime.now(timezone.utc).isoformat()})
+    message = Message(text, {"message": text, "at": datetime.now(UTC).isoformat()})
     return {channel: "failed" if _attempt(route.send, message) else "delivered" for channel, route in channels.items()}
 
 
@@ -302,7 +302,7 @@ def _severity_counts(incidents: list[dict]) -> list[tuple[str, int]]:
 
 def _record(conn, messages: pl.DataFrame, channel: str, error: DeliveryFailed | None = None, *,
             left_out: bool = False) -> None:
-    at = datetime.now(timezone.utc)
+    at = datetime.now(UTC)
     # neither a message the deadline kept back nor one left out of the channel was attempted
     tried = not (left_out or isinstance(error, NotSent))
     status = ("left_out" if left_out else "rejected" if isinstance(error, Rejected)

@@ -86,7 +86,6 @@ def _local_child(group: pl.DataFrame, inputs: pl.DataFrame) -> str | None:
             & (pl.col("segment_value") != row["segment_value"])
         ).get_column(column).drop_nulls()
         drop = row["drop_rel"] or 0.0
-        if siblings.len() and siblings.max() < LOCAL_SIBLING_SHARE * drop:
-            if best is None or drop > best[0]:
-                best = (drop, row["alert_id"])
+        if siblings.len() and siblings.max() < LOCAL_SIBLING_SHARE * drop and (best is None or drop > best[0]):
+            best = (drop, row["alert_id"])
     return best[1] if best else None

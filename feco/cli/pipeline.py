@@ -35,9 +35,11 @@ COST_SENTENCE = "; costs an estimated "
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
-        "run", help="sample, count and publish one day",
-        description="Sample one day's logs, count coverage states and publish them to the "
-                    "warehouse, replacing that day's rows (rerunning a day is safe).",
+        "run", help="one day: sample, count, score, detect, publish and page",
+        description="Sample one day's logs and count their coverage states; publish them to the warehouse "
+                    "in one transaction with the serving model's scores of the sample, the NDCG its "
+                    "coverage puts at risk and the alerts and incidents detected, replacing that day's "
+                    "rows (rerunning a day is safe); then deliver the incident messages not sent yet.",
     )
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
     incomplete_option(run)
@@ -463,6 +465,7 @@ def _rule_changes(conn, config, *, last_ds) -> list[str]:
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     """Why an alert rule stays silent whatever the data: no reference period, a reference
     period the warehouse has too few days of, or too little history yet."""
+    from feco.alerts.detect import decay_reference, reference_days_needed
     from feco.warehouse import named_query
 
     settings = config.alerts
@@ -470,13 +473,12 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     if days <= settings.warmup_days:
         warnings.append(f"drop, decay: they start once {settings.warmup_days} days of history "
                         f"precede a day ([alerts] warmup_days); the warehouse has {days}")
-    reference = settings.decay.reference or config.coverage.reference
+    reference = decay_reference(config)
     if reference is None:
         warnings.append("decay: no reference period; set [alerts.decay] reference to a week "
                         "of normal traffic the warehouse holds")
         return warnings
-    # As feco.alerts.detect: a reference needs half its days (rounded up) with enough rows.
-    needed = ((reference.end - reference.start).days + 2) // 2
+    needed = reference_days_needed(reference)
     held = named_query(conn, "reference_days", {
         "ref_start": reference.start, "ref_end": reference.end, "min_rows": settings.min_rows,
     }).item()

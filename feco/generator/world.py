@@ -87,7 +87,7 @@ class Calendar:
         for day in self.holidays:
             _iso_date("holidays", day)
         if self.rollout is not None:
-            feature, first_day, days, kept = self.rollout
+            _, first_day, days, kept = self.rollout
             _iso_date("rollout", first_day)
             if not isinstance(days, int) or days < 1 or not 0.0 <= kept < 1.0:
                 raise UsageError(f"world rollout={self.rollout!r}: days must be 1 or more and kept in [0, 1)")

@@ -372,7 +372,7 @@ def table1(cells: pl.DataFrame, *, baseline: Mapping[str, float] | None = None) 
 
         print(table1(result.cells))
     """
-    fmt = lambda c: (pl.format("{} ± {}", pl.col(c).mean().round(4), pl.col(c).std().fill_null(0).round(4)))  # noqa: E731
+    fmt = lambda c: (pl.format("{} ± {}", pl.col(c).mean().round(4), pl.col(c).std().fill_null(0).round(4)))
     return (cells.group_by("dataset", "fold", "mode", "role", "baseline_rank", "feature", "reduction", maintain_order=True)
             .agg(pl.len().alias("seeds"),
                  pl.col("coverage_test_before").mean().round(4).alias("feco_before"),

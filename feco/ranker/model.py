@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 
 from feco.errors import DataError
-from feco.evaluation.letor import group_sizes
 from feco.evaluation import DEFAULT_METRICS, Evaluation, evaluate_labelled
+from feco.evaluation.letor import group_sizes
 
 NDCG_METRICS = ("ndcg@4", "ndcg@8", "ndcg@10")
 CONVENTIONS = ("feco", "lightgbm")

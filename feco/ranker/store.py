@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from feco.ranker.experiment import ExperimentResult, RunRecord
 
 
-def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult") -> None:
+def store_experiment(conn: duckdb.DuckDBPyConnection, result: ExperimentResult) -> None:
     """Replace one experiment's rows in model_runs, feature_importance and the result tables.
 
     Examples
@@ -43,7 +43,7 @@ def store_experiment(conn: duckdb.DuckDBPyConnection, result: "ExperimentResult"
     ])
 
 
-def store_run(conn: duckdb.DuckDBPyConnection, record: "RunRecord") -> None:
+def store_run(conn: duckdb.DuckDBPyConnection, record: RunRecord) -> None:
     """Replace one coverage-drop run (baseline, control or cell) with everything it measured.
 
     Examples

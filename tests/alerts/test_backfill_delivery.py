@@ -9,12 +9,12 @@ from datetime import date, timedelta
 
 import polars as pl
 import pytest
-from services import pagerduty_server
 
 from feco.alerts.incidents import SCHEMA
 from feco.alerts.notify import notify_alerts
 from feco.config import Notify, PagerDutySettings
 from feco.warehouse import fetch, open_for_write, publish_day
+from services import pagerduty_server
 
 START = date(2026, 5, 4)
 DAYS = 14

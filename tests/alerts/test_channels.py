@@ -7,8 +7,12 @@ import time
 from datetime import date
 
 import pytest
-from alerts.test_pipeline_alerts import INCIDENT, RESOLVED, deliveries, with_notify
-from alerts.test_pipeline_alerts import config, published  # noqa: F401 - fixtures: one incident, nothing sent
+
+# config and published are fixtures: one incident, nothing sent
+from alerts.test_pipeline_alerts import INCIDENT, RESOLVED, config, deliveries, published, with_notify  # noqa: F401
+from feco import tasks
+from feco.alerts.channels import Message, pagerduty, slack
+from feco.config import PagerDutySettings, SlackSettings
 from services import (
     RATE_LIMITED,
     pagerduty_errors,
@@ -16,10 +20,6 @@ from services import (
     slack_error,
     slack_server,
 )
-
-from feco import tasks
-from feco.alerts.channels import Message, pagerduty, slack
-from feco.config import PagerDutySettings, SlackSettings
 
 ROUTING_KEY = "R0UT1NGKEY0123456789abcdefSECRET"  # 32 characters, as PagerDuty's are
 

@@ -14,7 +14,6 @@ from feco.alerts.rules.volume import volume_collapse
 from feco.alerts.severity import severity
 from feco.config import Alerts
 
-
 # A day's false-alarm rate whose critical value is 3 (the normal's, on many degrees of freedom).
 ALPHA_3SD = float(stats.norm.sf(3))
 MANY = 1e6
@@ -113,7 +112,7 @@ def test_a_swing_of_all_traffic_is_judged_once_in_all_traffic_not_in_every_segme
 
 def test_a_segment_of_other_product_ages_than_its_history_is_not_judged_by_it():
     # a monthly batch of new products replaces the last: 0d products today, 14-29d before
-    fell = dict(observed=0.3, coverage_ma7=0.3, segment_dim="product_age", segment_value="new")
+    fell = {"observed": 0.3, "coverage_ma7": 0.3, "segment_dim": "product_age", "segment_value": "new"}
     same, replaced = (inputs(**fell, history_overlap=o, reference_overlap=o) for o in (0.9, 0.1))
     assert DropRule().detect(same, Alerts()).height == 1
     assert DecayRule().detect(same, Alerts()).height == 1

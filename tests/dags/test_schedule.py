@@ -2,7 +2,7 @@
 is told when a run cannot finish."""
 
 import json
-from datetime import date
+from datetime import UTC, date
 
 from dags.conftest import DAGS
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
@@ -129,14 +129,14 @@ WAIT_THEN_MARK = """
 
 
 def test_a_waiting_sensor_logs_why_the_logs_are_not_ready_at_each_check(airflow_home, tmp_path):
-    from datetime import datetime, timedelta, timezone
     import subprocess
     import sys
     import textwrap
+    from datetime import datetime, timedelta
 
     from dags.conftest import airflow_env
 
-    day = datetime.now(timezone.utc).date() - timedelta(days=1)  # its deadline is two days away
+    day = datetime.now(UTC).date() - timedelta(days=1)  # its deadline is two days away
     write_logs(tmp_path / "logs", make_events(day, events=200))
     config = configured(tmp_path, readiness='marker = "_SUCCESS"\nwait_hours = 48')
     marker = tmp_path / "logs" / f"ds={day}" / "_SUCCESS"

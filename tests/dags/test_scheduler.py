@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pytest
@@ -51,7 +51,7 @@ def dag_runs(home) -> dict[str, list[str]]:
 
 def test_the_scheduler_runs_each_finished_day_once(tmp_path):
     pytest.importorskip("airflow")
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     days = [today - timedelta(days=n) for n in (3, 2, 1)]
     for day in days + [today]:  # today's logs are partial: no run may take them
         write_logs(tmp_path / "logs", make_events(day, events=1500, seed=day.toordinal()))
@@ -76,7 +76,7 @@ def test_the_scheduler_runs_each_finished_day_once(tmp_path):
     components = []
     try:
         for name in ("api-server", "dag-processor", "scheduler"):
-            log = open(home / f"{name}.log", "w")
+            log = open(home / f"{name}.log", "w")  # noqa: SIM115 - the component writes it until the end
             components.append(subprocess.Popen(airflow + [name], env=env, stdout=log, stderr=subprocess.STDOUT,
                                                start_new_session=True))
             if name == "api-server":

@@ -5,6 +5,7 @@ from datetime import date
 
 import duckdb
 import pytest
+
 from dags.conftest import DAGS
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 from logbuilder import make_events, write_config_file, write_logs

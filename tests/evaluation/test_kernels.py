@@ -22,10 +22,10 @@ METRICS = ("ndcg", "ndcg@3", "dcg@5", "precision@3", "recall@5", "hit_rate@2", "
            "candidate_recall@4", "mrr", "mrr@3", "map", "map@4", "coverage@2")
 SHAPES = {
     "short lists, four score levels": {},
-    "long lists, many judged, many ties": dict(n_queries=30, max_list=60, n_items=80,
-                                               max_judged=70, score_levels=3, min_grade=-1),
-    "long lists, distinct scores": dict(n_queries=30, max_list=60, n_items=80, max_judged=70,
-                                        score_levels=None),
+    "long lists, many judged, many ties": {"n_queries": 30, "max_list": 60, "n_items": 80,
+                                           "max_judged": 70, "score_levels": 3, "min_grade": -1},
+    "long lists, distinct scores": {"n_queries": 30, "max_list": 60, "n_items": 80, "max_judged": 70,
+                                    "score_levels": None},
 }
 
 

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 from feco.ranker.claims_report import render
-
 from tests.ranker.test_claims import _report, _stored_grid
 
 ROOT = Path(__file__).resolve().parents[2]

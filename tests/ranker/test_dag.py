@@ -6,7 +6,7 @@ from dags.conftest import DAGS, airflow_home  # noqa: F401 - the fixture
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 
 
-def test_feco_ranker_dag_runs_on_published_coverage_alone_and_is_light_to_parse(airflow_home):
+def test_feco_ranker_dag_runs_on_published_coverage_alone_and_is_light_to_parse(airflow_home):  # noqa: F811 - the imported fixture
     out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + """
     import json
     dag = bag.get_dag("feco_ranker")

@@ -20,7 +20,8 @@ from feco.cli import main
 from feco.evaluation import evaluate_labelled
 from feco.generator import FEATURES, generate_logs, parse_incident
 from feco.sampling import read_sample
-from logbuilder import FEATURES as SMALL_FEATURES, make_events, write_config_file, write_logs
+from logbuilder import FEATURES as SMALL_FEATURES
+from logbuilder import make_events, write_config_file, write_logs
 
 START = date(2026, 3, 2)
 SERVES = START + timedelta(days=4)
@@ -104,7 +105,7 @@ def test_the_team_model_is_registered_once_by_its_digest(pipeline):
 
 @pytest.mark.slow
 def test_the_days_it_serves_are_scored_and_explained_by_it_as_lightgbm_scores_them(pipeline):
-    folder, path, booster = pipeline
+    folder, _, booster = pipeline
     scored = query(folder, "SELECT DISTINCT ds, run_id FROM ranker_daily ORDER BY ds")
     assert scored["ds"].to_list() == [d for d in DAYS if d >= SERVES]
     assert set(scored["run_id"]) == {query(folder, "SELECT run_id FROM model_runs")["run_id"][0]}

@@ -7,7 +7,6 @@ replay), as `feco run` does. Slow: 21 generated days and a trained ranker, sever
 """
 
 from datetime import date, timedelta
-
 from pathlib import Path
 
 import duckdb

@@ -2,7 +2,6 @@
 its interval's worse end alone; a barely-used feature never pages above its coverage tier on
 cost; and the interval of a replay holds which rows the loss hits, not only which events."""
 
-from datetime import date
 
 import numpy as np
 import polars as pl

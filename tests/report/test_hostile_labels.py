@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import duckdb
 import pytest
+from small_warehouse import DAYS, START
 
 from feco.report import write_report
-from small_warehouse import DAYS, START
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

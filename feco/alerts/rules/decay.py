@@ -88,7 +88,7 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
     the 7-day average against the reference, in that series' units."""
     by_rest = (pl.lit(against_rest) & ~pl.col("segment_dim").is_in(OWN_HISTORY)
                & pl.col("rest_reference").is_not_null() & pl.col("ratio_ma7").is_not_null())
-    pick = lambda rest, own: pl.when(by_rest).then(pl.col(rest)).otherwise(pl.col(own))  # noqa: E731
+    pick = lambda rest, own: pl.when(by_rest).then(pl.col(rest)).otherwise(pl.col(own))
     series = inputs.with_columns(
         pl.when(by_rest).then(followed("rest_reference", "risen_rest_reference"))
         .otherwise(followed("reference", "risen_reference")).alias("reference_level"),
