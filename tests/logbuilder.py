@@ -110,6 +110,16 @@ def write_config_file(folder: Path, *, features: list[str] = FEATURES, events_pe
     return path
 
 
+def write_empty_warehouse_config(folder: Path) -> str:
+    """write_config_file's feco.toml, its warehouse created with every table empty; its path."""
+    from feco.warehouse import open_for_write
+
+    path = write_config_file(folder)
+    with open_for_write(folder / "feco.duckdb"):
+        pass
+    return str(path)
+
+
 def write_states(conn, coverages: dict[date, float], segment: tuple[str, str] = ("all", "all"),
                  rows_per_window: int = 1000) -> None:
     """Coverage states of feature f_dense in one segment: eight windows a day, at each day's

@@ -15,7 +15,7 @@ import pytest
 from feco import user_query
 from feco.cli import build_parser, main
 from feco.warehouse import open_for_write
-from logbuilder import make_events, write_config_file, write_logs, write_states
+from logbuilder import make_events, write_config_file, write_empty_warehouse_config, write_logs, write_states
 
 DAY = date(2026, 3, 10)
 COST = "; costs an estimated -0.004 NDCG@8 in all traffic (-0.006 to -0.002)"
@@ -24,11 +24,7 @@ SOURCE = '[logs.sources.dense]\nfeatures = ["f_dense"]\nowner = "#ranking-data"\
 
 @pytest.fixture
 def config_file(tmp_path):
-    """A config whose warehouse exists, with every table empty."""
-    path = write_config_file(tmp_path)
-    with open_for_write(tmp_path / "feco.duckdb"):
-        pass
-    return str(path)
+    return write_empty_warehouse_config(tmp_path)
 
 
 def alert(conn, ds, alert_id, segment, *, rule="drop_vs_moving_average", severity="high", drop=0.3, cost=COST):

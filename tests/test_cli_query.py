@@ -14,7 +14,7 @@ import pytest
 from feco.cli import main
 from feco.locking import READ_MEMORY_LIMIT
 from feco.warehouse import open_for_write
-from logbuilder import write_config_file, write_states
+from logbuilder import write_config_file, write_empty_warehouse_config, write_states
 
 EXOTIC = ("SELECT INTERVAL 1 DAY AS span, union_value(n := 2)::UNION(n INT, s VARCHAR) AS choice, "
           "[1, 2] AS list, {'a': 1, 'b': [INTERVAL 2 DAY]} AS record, 'nan'::DOUBLE AS nan, "
@@ -23,11 +23,7 @@ EXOTIC = ("SELECT INTERVAL 1 DAY AS span, union_value(n := 2)::UNION(n INT, s VA
 
 @pytest.fixture
 def config_file(tmp_path):
-    """A config whose warehouse exists, with every table empty."""
-    path = write_config_file(tmp_path)
-    with open_for_write(tmp_path / "feco.duckdb"):
-        pass
-    return str(path)
+    return write_empty_warehouse_config(tmp_path)
 
 
 def query(config_file, *args):
