@@ -286,6 +286,17 @@ class ReferencePeriod(_Model):
             raise ValueError("reference period ends before it starts")
         return self
 
+    def days_needed(self) -> int:
+        """Days of the period that must hold ``min_rows`` sampled rows for it to count: half
+        its days, rounded up.
+
+        Examples
+        --------
+        >>> ReferencePeriod(start=date(2026, 1, 1), end=date(2026, 1, 7)).days_needed()
+        4
+        """
+        return ((self.end - self.start).days + 2) // 2
+
 
 def _valid_rule(text: str) -> str:
     CoverageRule.parse(text)
@@ -625,6 +636,10 @@ class Config(_Model):
     ranker: Ranker = Field(default_factory=Ranker)
     airflow: AirflowTasks = Field(default_factory=AirflowTasks)
     source: Path = Field(default=Path("<memory>"), exclude=True)
+
+    def decay_reference(self) -> ReferencePeriod | None:
+        """The frozen reference period the decay rule compares against: its own, else coverage's."""
+        return self.alerts.decay.reference or self.coverage.reference
 
     @model_validator(mode="after")
     def _rules_name_features(self) -> Config:

@@ -76,7 +76,7 @@ def judge_day(
     """
     settings = config.alerts
     inputs = alert_inputs(conn, ds, alerts=settings, moving_average_days=config.moving_average_days,
-                          reference=decay_reference(config),
+                          reference=config.decay_reference(),
                           segments=config.segments, sources=config.logs.source_features())
     volume = named_query(conn, "sampled_volume", {"ds": ds, "baseline_days": settings.drop.baseline_days}).row(0)
     collapsed = volume_collapse(volume[0] or 0, volume[1], volume[2], settings, windows_missing=volume[3])
@@ -159,7 +159,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         "follow_absolute": alerts.decay.absolute,
         "ref_start": reference.start if reference else None,
         "ref_end": reference.end if reference else None,
-        "ref_min_days": reference_days_needed(reference) if reference else 0,
+        "ref_min_days": reference.days_needed() if reference else 0,
         "min_rows": alerts.min_rows,
         "ma_days": moving_average_days,
     })
@@ -178,24 +178,6 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     )
     return inputs.with_columns(pl.lit(series_alpha(alerts.false_pages_per_week, _judged_series(inputs, alerts)))
                                .alias("alpha"))
-
-
-def decay_reference(config: Config) -> ReferencePeriod | None:
-    """The frozen reference period the decay rule compares against: its own, else coverage's."""
-    return config.alerts.decay.reference or config.coverage.reference
-
-
-def reference_days_needed(reference: ReferencePeriod) -> int:
-    """Days of ``reference`` that must hold ``min_rows`` sampled rows for it to count: half its
-    days, rounded up.
-
-    Examples
-    --------
-    >>> from feco.config import ReferencePeriod
-    >>> reference_days_needed(ReferencePeriod(start=date(2026, 1, 1), end=date(2026, 1, 7)))
-    4
-    """
-    return ((reference.end - reference.start).days + 2) // 2
 
 
 def _judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:

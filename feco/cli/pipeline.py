@@ -465,7 +465,6 @@ def _rule_changes(conn, config, *, last_ds) -> list[str]:
 def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     """Why an alert rule stays silent whatever the data: no reference period, a reference
     period the warehouse has too few days of, or too little history yet."""
-    from feco.alerts.detect import decay_reference, reference_days_needed
     from feco.warehouse import named_query
 
     settings = config.alerts
@@ -473,12 +472,12 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
     if days <= settings.warmup_days:
         warnings.append(f"drop, decay: they start once {settings.warmup_days} days of history "
                         f"precede a day ([alerts] warmup_days); the warehouse has {days}")
-    reference = decay_reference(config)
+    reference = config.decay_reference()
     if reference is None:
         warnings.append("decay: no reference period; set [alerts.decay] reference to a week "
                         "of normal traffic the warehouse holds")
         return warnings
-    needed = reference_days_needed(reference)
+    needed = reference.days_needed()
     held = named_query(conn, "reference_days", {
         "ref_start": reference.start, "ref_end": reference.end, "min_rows": settings.min_rows,
     }).item()
