@@ -318,3 +318,13 @@ def test_the_trec_eval_preset_reports_recip_rank_without_a_cutoff(tmp_path, caps
     expected = sum(v["recip_rank"] for v in values.values()) / len(values)
     assert "mrr@10" not in metrics and metrics["mrr"] == pytest.approx(expected, abs=1e-12)
     assert any(v["recip_rank"] < 0.1 for v in values.values())  # the cut-off would have changed it
+
+
+@pytest.mark.parametrize("command", [["alerts"], ["status"], ["query", "SELECT 1"]])
+def test_the_quick_commands_leave_the_alert_detector_and_scipy_unloaded(config_file, command):
+    # what keeps them near half a second (bench/cli_latency.py): SciPy alone takes ~0.5 s to import
+    script = ("import sys; from feco.cli import main; code = main(sys.argv[1:]); "
+              "print(code, 'scipy' in sys.modules, 'feco.alerts.detect' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script, *command, "--config", config_file],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr
