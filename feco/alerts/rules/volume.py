@@ -31,7 +31,7 @@ def volume_collapse(events: int, baseline: float | None, baseline_days: int, set
 
 
 def describe_volume_drop(alert: dict) -> str:
-    median = "" if alert["baseline"] is None else f" from a usual {alert['baseline']:,.0f}"
+    usual = "" if alert["baseline"] is None else f" from a usual {alert['baseline']:,.0f}"
     if alert.get("against"):
-        return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{median}"
-    return f"sampled events fell to {alert['observed']:,.0f}{median}"
+        return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{usual}"
+    return f"sampled events fell to {alert['observed']:,.0f}{usual}"
