@@ -24,19 +24,21 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_serializer,
     field_validator,
     model_validator,
 )
 
+from feco import dimensions
 from feco.errors import ConfigError
 from feco.log_tables import is_table
 from feco.log_tables import resolve as resolve_table
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
-SEGMENT_DIMENSIONS = ("product_group", "region", "query_band", "product_age", "age_band")
-Dimension = Literal["product_group", "region", "query_band", "product_age", "age_band"]
+SEGMENT_DIMENSIONS = dimensions.names()  # declared in feco.dimensions
+Dimension = Literal[SEGMENT_DIMENSIONS]
 
 
 # Strict: TOML has types, so `windows = "8"` is a mistake to report, not a string to coerce.
@@ -100,24 +102,10 @@ class Source(_Model):
     runbook: str | None = Field(default=None, exclude=True)
 
 
-class LogSchema(_Model):
-    """Column names in the team's own logs; nothing is renamed on their side."""
+class _LogSchemaMethods(_Model):
+    """LogSchema's checks and look-ups; its fields are declared with it, below."""
 
-    timestamp: str = "event_ts"
-    event_id: str = "event_id"
-    features: list[str] = Field(min_length=1)
-    product_group: str = "product_group"
-    region: str = "region"
-    query: str = "query"
-    product_first_seen: str = "product_first_seen"
-    label: str = "label"
-    # Upstream sources: features that come from one place and fail together, by name or by a
-    # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
-    # the same day in the same segment are one incident. A feature in no source is its own.
-    # A source written as a table also names its owner and runbook (see Source).
-    sources: dict[str, Source] = Field(default_factory=dict)
-
-    @field_validator("features")
+    @field_validator("features", check_fields=False)
     @classmethod
     def _unique(cls, features: list[str]) -> list[str]:
         duplicates = sorted({f for f in features if features.count(f) > 1})
@@ -162,7 +150,7 @@ class LogSchema(_Model):
         spec = self.sources.get(source)
         return (spec.owner, spec.runbook) if spec else (None, None)
 
-    @field_validator("sources", mode="before")
+    @field_validator("sources", mode="before", check_fields=False)
     @classmethod
     def _short_form(cls, sources):
         if not isinstance(sources, dict):
@@ -173,16 +161,10 @@ class LogSchema(_Model):
                                  "features, owner and runbook")
         return {name: {"features": spec} if isinstance(spec, list) else spec for name, spec in sources.items()}
 
-    @field_serializer("sources")
+    @field_serializer("sources", check_fields=False)
     def _as_written(self, sources: dict[str, Source]) -> dict[str, list[str]]:
         # the short form, so the config's digest is the one of a config written before tables
         return {name: spec.features for name, spec in sources.items()}
-
-    @field_validator("timestamp", "event_id", "product_group", "region", "query", "product_first_seen", "label")
-    @classmethod
-    def _usable(cls, name: str) -> str:
-        _check_column_name(name)
-        return name
 
 
 def _check_column_name(name: str) -> None:
@@ -194,6 +176,34 @@ def _check_column_name(name: str) -> None:
     if name == "*" or (name.startswith("^") and name.endswith("$")):
         raise ValueError(f"column name {name!r} reads as a pattern of columns in polars, "
                          "not as one column; rename it in the logs")
+
+
+def _usable(name: str) -> str:
+    _check_column_name(name)
+    return name
+
+
+ColumnName = Annotated[str, AfterValidator(_usable)]
+
+# Built from feco.dimensions, which declares each segment dimension's [logs] key: a column per
+# key, defaulting to the key itself. The fields keep this order: the config's digest
+# (feco.tasks.config_digest) hashes them in it.
+LogSchema = create_model(
+    "LogSchema",
+    __base__=_LogSchemaMethods,
+    __module__=__name__,
+    __doc__="""Column names in the team's own logs; nothing is renamed on their side.""",
+    timestamp=(ColumnName, "event_ts"),
+    event_id=(ColumnName, "event_id"),
+    features=(list[str], Field(min_length=1)),
+    **{key: (ColumnName, key) for key in dimensions.by_source()},  # product_group, region, query, ...
+    label=(ColumnName, "label"),
+    # Upstream sources: features that come from one place and fail together, by name or by a
+    # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
+    # the same day in the same segment are one incident. A feature in no source is its own.
+    # A source written as a table also names its owner and runbook (see Source).
+    sources=(dict[str, Source], Field(default_factory=dict)),
+)
 
 
 class Sampling(_Model):
