@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Literal
 import duckdb
 import polars as pl
 
+from feco import dimensions
 from feco.config import Config, CoverageRule
+from feco.dimensions import AGE_BAND, COLUMN, PRODUCT_AGE, QUERY_BAND
 from feco.errors import DataError
 from feco.warehouse import quote, sql
 
@@ -23,12 +25,12 @@ if TYPE_CHECKING:
 
 GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
-SEGMENT_DIMENSIONS = ["product_group", "region", "query_band", "product_age", "age_band"]
+SEGMENT_DIMENSIONS = list(dimensions.names())
 ROW_NUMBER = "feco_row_number"
 KEPT_DAY_EVENTS = "kept_day_events"  # the relation of a day's kept events per query
-# The name row_segments.sql gives the column each dimension is taken from.
-RAW_COLUMNS = {"query_band": "raw_query", "product_group": "raw_product_group", "region": "raw_region",
-               "product_age": "raw_first_seen"}
+# The type a dimension's column has where the compiled counts label rows as the SQL does: text
+# (the labels are the values themselves), and dates for product ages. Others go to the SQL.
+COMPILED_TYPES = {COLUMN: pl.String, QUERY_BAND: pl.String, PRODUCT_AGE: pl.Date, AGE_BAND: pl.Date}
 
 STATE_SCHEMA = {
     "ds": pl.Date,
@@ -142,21 +144,23 @@ def counted_rule(feature: str, *, config: Config, references: dict[str, float]) 
 
 
 def _compiles(schema: pl.Schema, *, config: Config) -> bool:
-    """Whether the compiled counts label rows as the SQL does: segment values from text
-    columns (labels are the values themselves) and product age from dates."""
-    types = {"product_group": pl.String, "region": pl.String, "query_band": pl.String, "product_age": pl.Date}
-    return all(schema.get(column) in (None, types[dimension])
-               for dimension, column in _segment_columns(config).items() if column is not None)
+    """Whether the compiled counts label rows as the SQL does (COMPILED_TYPES)."""
+    types = {dimension.source: COMPILED_TYPES[dimension.kind] for dimension in dimensions.DIMENSIONS}
+    return all(schema.get(column) in (None, types[source])
+               for source, column in _segment_columns(config).items() if column is not None)
 
 
 def _segment_columns(config: Config) -> dict[str, str | None]:
-    """The column each segment dimension is taken from; None where no segment uses it."""
-    logs = config.logs
+    """The column behind each ``[logs]`` key segments come from (feco.dimensions), None where
+    no configured segment uses it (a key read for one of its dimensions serves them all)."""
     used = {d for dims in config.segments.names() for d in dims}
-    used |= {"product_age"} if "age_band" in used else set()  # both from the first-seen date
-    columns = {"query_band": logs.query, "product_group": logs.product_group, "region": logs.region,
-               "product_age": logs.product_first_seen}
-    return {dimension: column if dimension in used else None for dimension, column in columns.items()}
+    return {source: getattr(config.logs, source) if used & set(names) else None
+            for source, names in dimensions.by_source().items()}
+
+
+def _raw_column(source: str) -> str:
+    """The name row_segments.sql reads the column of a ``[logs]`` key under."""
+    return f"raw_{source}"
 
 
 def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | SampleFiles, kinds: dict[str, str], *,
@@ -168,8 +172,7 @@ def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | Sam
     statement, params = query_bands_query(list(sample.schema), config=config, quote=quote, kept=kept)
     columns = _segment_columns(config)
     segments = kernel.Segments.of(
-        conn.sql(statement, params=params).arrow().read_all(), product_group=columns["product_group"],
-        region=columns["region"], query=columns["query_band"], first_seen=columns["product_age"],
+        conn.sql(statement, params=params).arrow().read_all(), columns=columns,
         new_since=ds - timedelta(days=config.segments.new_product_days),
         age_edges=age_band_edges(ds, config=config), age_labels=[label for label, _ in config.segments.age_bands()])
     rules = []
@@ -177,7 +180,8 @@ def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | Sam
         rule = config.coverage.rule_for(feature)
         rules.append(kernel.FeatureRule(None if kinds[feature] == "missing" else feature, rule.op == ">",
                                         _threshold(feature, rule, references)))
-    texts = [c for d, c in columns.items() if c is not None and d != "product_age"]
+    types = {dimension.source: COMPILED_TYPES[dimension.kind] for dimension in dimensions.DIMENSIONS}
+    texts = [c for source, c in columns.items() if c is not None and types[source] == pl.String]
     read = ["window", *dict.fromkeys([*(c for c in columns.values() if c), *(r.column for r in rules if r.column)])]
     if isinstance(sample, pl.DataFrame):
         batches = sample.select(read).to_arrow(compat_level=pl.CompatLevel.oldest()).to_batches(kernel.BATCH_ROWS)
@@ -229,7 +233,8 @@ def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, 
         thresholds[f"t{index}"] = _threshold(feature, rule, references)
     carried = ['"window"', *_feature_values(kinds, config=config, quote=quote)]
     segmented, params = row_segments_query(columns, carried, ds=ds, config=config, quote=quote)
-    statement = (sql("coverage/finest_counts").replace("{row_segments}", segmented.rstrip().rstrip(";"))
+    statement = (sql("coverage/finest_counts").replace("{dimensions}", ", ".join(SEGMENT_DIMENSIONS))
+                 .replace("{row_segments}", segmented.rstrip().rstrip(";"))
                  .replace("{feature_counts}", ",\n       ".join(counts)))
     return statement, params | thresholds
 
@@ -243,6 +248,7 @@ def row_segments_query(columns: list[str], carried: list[str], *, ds: date, conf
     selected = [f"{expression} AS {name}" for name, expression in sources.items()] + carried
     age_bands = config.segments.age_bands()
     statement = (sql("coverage/row_segments").replace("{age_bands}", _age_band_case(age_bands))
+                 .replace("{column_dimensions}", _column_dimension_values())
                  .replace("{canonical_columns}", ",\n           ".join(selected))
                  .replace("{query_bands}", bands.rstrip().rstrip(";")))
     params |= {f"age_since_{i}": edge for i, edge in enumerate(age_band_edges(ds, config=config))}
@@ -255,12 +261,20 @@ def age_band_edges(ds: date, *, config: Config) -> list[date]:
     return [ds - timedelta(days=low) for _, low in config.segments.age_bands()[1:]]
 
 
+def _column_dimension_values() -> str:
+    """row_segments.sql's values of the dimensions that are a column's own values, each
+    followed by a comma (the derived dimensions follow them in the file)."""
+    values = [f"coalesce(nfc_normalize(CAST(sample.{_raw_column(d.source)} AS STRING)), 'unknown') AS {d.name}"
+              for d in dimensions.DIMENSIONS if d.kind == COLUMN]
+    return "".join(f"{value},\n       " for value in values)
+
+
 def _age_band_case(bands: list[tuple[str, int]]) -> str:
     """The CASE naming a row's age band: younger than an edge when first seen after the
     edge's date (the labels come from the config's whole numbers, not from data)."""
-    whens = [f"WHEN CAST(sample.raw_first_seen AS DATE) > $age_since_{i} THEN '{label}'"
+    whens = [f"WHEN CAST(sample.raw_product_first_seen AS DATE) > $age_since_{i} THEN '{label}'"
              for i, (label, _) in enumerate(bands[:-1])]
-    return (f"CASE WHEN sample.raw_first_seen IS NULL THEN 'unknown' {' '.join(whens)} "
+    return (f"CASE WHEN sample.raw_product_first_seen IS NULL THEN 'unknown' {' '.join(whens)} "
             f"ELSE '{bands[-1][0]}' END")
 
 
@@ -279,9 +293,10 @@ def query_bands_query(columns: list[str], *, config: Config, quote, kept: bool =
 
 def segment_rows(rows: pl.DataFrame, *, ds: date, config: Config,
                  band_history: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Each of ``rows``' segment values, as coverage counts them that day: ``product_group``,
-    ``region``, ``query_band``, ``product_age``, ``age_band`` (NFC-normalised; 'unknown' where a value
-    is NULL or its dimension is not configured), one row per input row, in order.
+    """Each of ``rows``' segment values, as coverage counts them that day: a column per
+    dimension (SEGMENT_DIMENSIONS: ``product_group``, ``region``, ``query_band``, ``product_age``,
+    ``age_band``; NFC-normalised, 'unknown' where a value is NULL or its dimension is not
+    configured), one row per input row, in order.
 
     ``rows`` are sampled rows with the team's column names; ``band_history`` as for
     :func:`compute_states` (the bands take the day's events and those of the days before).
@@ -310,10 +325,11 @@ def _segment_sources(available: list[str], *, config: Config, quote) -> dict[str
     """The event id and the columns segments come from, as expressions under fixed names
     (NULL where no configured segment uses them)."""
     selected = {"event_id": quote(config.logs.event_id)}
-    for dimension, column in _segment_columns(config).items():
+    taken_by = dimensions.by_source()
+    for source, column in _segment_columns(config).items():
         if column is not None and column not in available:
-            raise DataError(f"segment column '{column}' (for {dimension}) not in the logs")
-        selected[RAW_COLUMNS[dimension]] = "CAST(NULL AS STRING)" if column is None else quote(column)
+            raise DataError(f"segment column '{column}' (for {taken_by[source][0]}) not in the logs")
+        selected[_raw_column(source)] = "CAST(NULL AS STRING)" if column is None else quote(column)
     return selected
 
 
@@ -330,7 +346,7 @@ def _feature_values(kinds: dict[str, str], *, config: Config, quote) -> list[str
 
 def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
                        kinds: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every configured segment grain rolled up from the finest counts (window, the four
+    """Every configured segment grain rolled up from the finest counts (window, the
     dimensions, n_rows, p0, c0, …), and the ``feature_status`` rows."""
     features = config.logs.features
     missing = [f for f in features if kinds[f] == "missing"]

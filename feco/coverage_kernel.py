@@ -33,10 +33,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import literal_unroll, njit
 
+from feco.dimensions import AGE_BAND, COLUMN, DIMENSIONS, PRODUCT_AGE, QUERY_BAND
+
 UNKNOWN = "unknown"
 BANDS = ["head", "torso", "tail", UNKNOWN]
 AGES = ["new", "established", UNKNOWN]
-KEYS = ["window", "product_group", "region", "query_band", "product_age", "age_band"]
+KEYS = ["window", *(dimension.name for dimension in DIMENSIONS)]  # a group's labels; the compiled loops see only their number
 NO_MASK = np.zeros(0, np.uint8)
 COUNTING_THREADS = 2  # batches counted at once; each one more batch in memory
 BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
@@ -57,15 +59,13 @@ class FeatureRule:
 
 @dataclass(frozen=True)
 class Segments:
-    """The columns the segment values come from (None: no configured segment uses them),
-    the day's head and torso queries and their bands (codes into BANDS), the date after which
-    a product is new, and the age bands: their labels, youngest first, and the first-seen
-    dates that part them (``feco.coverage.age_band_edges``)."""
+    """The column behind each ``[logs]`` key the dimensions come from (``feco.dimensions``;
+    None: no configured segment uses it), the day's head and torso queries and their bands
+    (codes into BANDS), the date after which a product is new, and the age bands: their
+    labels, youngest first, and the first-seen dates that part them
+    (``feco.coverage.age_band_edges``)."""
 
-    product_group: str | None
-    region: str | None
-    query: str | None
-    first_seen: str | None
+    columns: dict[str, str | None]
     queries: pa.Array
     band_codes: np.ndarray
     new_since: date
@@ -83,7 +83,7 @@ class Segments:
 
 def finest_counts(batches: Iterable[pa.RecordBatch], *, features: list[FeatureRule],
                   segments: Segments) -> pl.DataFrame:
-    """``finest_counts.sql``'s rows ("window", the four segment values, n_rows, p0, c0, …)
+    """``finest_counts.sql``'s rows ("window", the segment values, n_rows, p0, c0, …)
     for the rows of ``batches`` (each with a ``window`` column and the columns named)."""
     parts = list(_each_counted(batches, functools.partial(_batch_counts, features=features, segments=segments)))
     sums = [pl.col("n_rows").sum(), *(pl.col(f"{kind}{i}").sum() for i in range(len(features)) for kind in "pc")]
@@ -170,11 +170,7 @@ UNKNOWN_ONLY = _Dimension(None, None, np.array([UNKNOWN], dtype=object))
 def _groups(batch: pa.RecordBatch, segments: Segments) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Each row's group (0 … groups - 1, the groups present in the batch) and each group's
     window and segment values."""
-    dimensions = [_window_dimension(batch.column("window")),
-                  _value_dimension(_column(batch, segments.product_group)),
-                  _value_dimension(_column(batch, segments.region)),
-                  _band_dimension(_column(batch, segments.query), segments),
-                  *_age_dimensions(_column(batch, segments.first_seen), segments)]
+    dimensions = [_window_dimension(batch.column("window")), *_segment_dimensions(batch, segments)]
     coded = tuple((d.index, d.lookup, len(d.labels)) for d in dimensions if d.index is not None)
     keys = _keys(coded, batch.num_rows) if coded else np.zeros(batch.num_rows, np.int64)
     shape = tuple(len(dimension.labels) for dimension in dimensions)
@@ -216,6 +212,22 @@ def _numbered(keys, number):  # pragma: no cover - compiled
     return present, groups
 
 
+def _segment_dimensions(batch: pa.RecordBatch, segments: Segments) -> list[_Dimension]:
+    """The rows' codes in each declared dimension, in KEYS' order."""
+    coded, ages = [], {}
+    for dimension in DIMENSIONS:
+        column = _column(batch, segments.columns[dimension.source])
+        if dimension.kind == COLUMN:
+            coded.append(_value_dimension(column))
+        elif dimension.kind == QUERY_BAND:
+            coded.append(_band_dimension(column, segments))
+        else:  # product age and age band: both from one pass over the first-seen dates
+            if dimension.source not in ages:
+                ages[dimension.source] = _age_dimensions(column, segments)
+            coded.append(ages[dimension.source][dimension.kind])
+    return coded
+
+
 def _column(batch: pa.RecordBatch, name: str | None) -> pa.Array | None:
     return None if name is None else batch.column(name)
 
@@ -251,17 +263,17 @@ def _band_dimension(column: pa.Array | None, segments: Segments) -> _Dimension:
     return _Dimension(_indices(encoded), np.append(of_value, BANDS.index(UNKNOWN)), np.array(BANDS, dtype=object))
 
 
-def _age_dimensions(column: pa.Array | None, segments: Segments) -> list[_Dimension]:
-    """AGES and the age bands (then 'unknown'), from the first-seen dates."""
+def _age_dimensions(column: pa.Array | None, segments: Segments) -> dict[str, _Dimension]:
+    """AGES and the age bands (then 'unknown'), from the first-seen dates, by kind."""
     if column is None:
-        return [UNKNOWN_ONLY, UNKNOWN_ONLY]
+        return {PRODUCT_AGE: UNKNOWN_ONLY, AGE_BAND: UNKNOWN_ONLY}
     epoch = date(1970, 1, 1).toordinal()
     days = column.cast(pa.int32()).fill_null(NULL_DAY).to_numpy(zero_copy_only=False)
     edges = np.array([edge.toordinal() - epoch for edge in segments.age_edges], np.int32)
     age, band = _age_and_band(days, segments.new_since.toordinal() - epoch, edges, len(segments.age_labels))
     band_labels = [*segments.age_labels, UNKNOWN]
-    return [_Dimension(age, np.arange(len(AGES)), np.array(AGES, dtype=object)),
-            _Dimension(band, np.arange(len(band_labels)), np.array(band_labels, dtype=object))]
+    return {PRODUCT_AGE: _Dimension(age, np.arange(len(AGES)), np.array(AGES, dtype=object)),
+            AGE_BAND: _Dimension(band, np.arange(len(band_labels)), np.array(band_labels, dtype=object))}
 
 
 @njit(cache=True, nogil=True)

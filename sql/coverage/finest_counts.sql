@@ -5,9 +5,11 @@
 -- Params: row_segments.sql's, and $t0..$tN (each feature's threshold).
 -- The feature_counts placeholder is filled by feco.coverage with, per feature I,
 -- `count(vI) AS pI, count_if(vI <op> $tI) AS cI`, where <op> is the feature's rule (> or !=).
--- Output: "window", product_group, region, query_band, product_age, age_band, n_rows, p0, c0, ...
+-- The dimensions placeholder is filled with the segment dimensions' names (feco.dimensions:
+-- product_group, region, query_band, product_age, age_band), the columns row_segments.sql gives.
+-- Output: "window", the dimensions, n_rows, p0, c0, ...
 -- Every other grain is a sum of these rows.
-SELECT "window", product_group, region, query_band, product_age, age_band,
+SELECT "window", {dimensions},
        count(*) AS n_rows,
        {feature_counts}
 FROM ({row_segments}) AS segmented
