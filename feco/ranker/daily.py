@@ -25,6 +25,7 @@ import polars as pl
 
 from feco.config import Config
 from feco.coverage import SEGMENT_DIMENSIONS, band_history, segment_rows
+from feco.dimensions import source_columns
 from feco.errors import DataError
 from feco.evaluation import evaluate_labelled
 from feco.ranker.attribution import SHAP_DAILY_SCHEMA, daily_shap, plan_draws
@@ -166,7 +167,7 @@ def read_day(ds: date, config: Config, model: TrainedRanker | None, *, label: st
     logs, settings = config.logs, config.ranker
     segments = {s: getattr(logs, s) for s in settings.segments}
     schema = sample_files(ds, config.paths.samples).schema
-    keys = [logs.event_id, logs.query, logs.product_group, logs.region, logs.product_first_seen]
+    keys = [logs.event_id, *source_columns(logs)]  # what labels rows with their segments
     features = model.features if model else []
     read = [c for c in dict.fromkeys([logs.event_id, logs.label, label, settings.position, *segments.values(),
                                       *(keys if model else []), *features]) if c in schema]

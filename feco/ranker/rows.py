@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from feco.config import Config
 from feco.coverage import band_history, day_events, segment_rows
+from feco.dimensions import source_columns
 from feco.errors import DataError
 from feco.sampling import SampleFiles, sample_files
 
@@ -151,8 +152,7 @@ def _day_events(ds: date, config: Config, columns: list[str], *, share: int, see
                 labels: list[str]) -> pl.DataFrame:
     event_id = config.logs.event_id
     files = sample_files(ds, config.paths.samples)
-    keys = [c for c in dict.fromkeys([event_id, config.logs.query, config.logs.product_group, config.logs.region,
-                                      config.logs.product_first_seen]) if c in files.schema]
+    keys = [c for c in dict.fromkeys([event_id, *source_columns(config.logs)]) if c in files.schema]
     read = list(dict.fromkeys([*columns, *keys]))
     groups = _groups(files, event_id)
     found, pending, ids = [], [], 0
