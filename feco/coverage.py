@@ -145,7 +145,7 @@ def counted_rule(feature: str, *, config: Config, references: dict[str, float]) 
 
 def _compiles(schema: pl.Schema, *, config: Config) -> bool:
     """Whether the compiled counts label rows as the SQL does (COMPILED_TYPES)."""
-    types = {dimension.source: COMPILED_TYPES[dimension.kind] for dimension in dimensions.DIMENSIONS}
+    types = _compiled_types()
     return all(schema.get(column) in (None, types[source])
                for source, column in _segment_columns(config).items() if column is not None)
 
@@ -156,6 +156,11 @@ def _segment_columns(config: Config) -> dict[str, str | None]:
     used = {d for dims in config.segments.names() for d in dims}
     return {source: getattr(config.logs, source) if used & set(names) else None
             for source, names in dimensions.by_source().items()}
+
+
+def _compiled_types() -> dict[str, pl.DataType]:
+    """COMPILED_TYPES by ``[logs]`` key (the dimensions of one key want one type)."""
+    return {dimension.source: COMPILED_TYPES[dimension.kind] for dimension in dimensions.DIMENSIONS}
 
 
 def _raw_column(source: str) -> str:
@@ -180,7 +185,7 @@ def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | Sam
         rule = config.coverage.rule_for(feature)
         rules.append(kernel.FeatureRule(None if kinds[feature] == "missing" else feature, rule.op == ">",
                                         _threshold(feature, rule, references)))
-    types = {dimension.source: COMPILED_TYPES[dimension.kind] for dimension in dimensions.DIMENSIONS}
+    types = _compiled_types()
     texts = [c for source, c in columns.items() if c is not None and types[source] == pl.String]
     read = ["window", *dict.fromkeys([*(c for c in columns.values() if c), *(r.column for r in rules if r.column)])]
     if isinstance(sample, pl.DataFrame):

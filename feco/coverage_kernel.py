@@ -38,7 +38,7 @@ from feco.dimensions import AGE_BAND, COLUMN, DIMENSIONS, PRODUCT_AGE, QUERY_BAN
 UNKNOWN = "unknown"
 BANDS = ["head", "torso", "tail", UNKNOWN]
 AGES = ["new", "established", UNKNOWN]
-KEYS = ["window", *(dimension.name for dimension in DIMENSIONS)]  # a group's labels; the compiled loops see only their number
+KEYS = ["window", *(dimension.name for dimension in DIMENSIONS)]  # a group's labels, in finest_counts' order
 NO_MASK = np.zeros(0, np.uint8)
 COUNTING_THREADS = 2  # batches counted at once; each one more batch in memory
 BATCH_ROWS = 1 << 19  # per batch: its rows' codes and states, about 40 bytes a row
