@@ -40,12 +40,12 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
+from feco.stats import bootstrap_means
+
 OUTCOME = ("experiment_id", "mode", "feature", "reduction", "ndcg4", "ndcg8")
 CELL = ["dataset", "setting", "mode", "features", "reduction"]
 # The order every table reads the cells in: one row per cell, whatever order they came in.
 CELL_ORDER = ["dataset", "setting", "fold", "experiment_id", "mode", "feature", "reduction", "seed"]
-# Bootstrap means drawn at a time: bounds the index matrix to a few tens of MB.
-BOOTSTRAP_CHUNK = 2_000
 
 
 def stream(table: str, key: tuple, seed: int = 0) -> np.random.Generator:
@@ -126,22 +126,6 @@ def _effect(per_query: pl.DataFrame, means: np.ndarray) -> dict:
     return {"queries": len(d8), "d_ndcg4": float(per_query.get_column("d_ndcg4").mean()),
             "d_ndcg8": float(d8.mean()), "ci_low": float(low), "ci_high": float(high),
             "p": bootstrap_p(means), "query_sd": float(d8.std(ddof=1)) if len(d8) > 1 else None}
-
-
-def bootstrap_means(values: np.ndarray, *, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` resamples (with replacement) of ``values``.
-
-    Examples
-    --------
-    >>> means = bootstrap_means(np.array([0.0, 0.1, 0.2, 0.3]), resamples=2_000, rng=np.random.default_rng(0))
-    >>> low, high = np.percentile(means, [2.5, 97.5])
-    >>> bool(0.0 <= low < 0.15 < high <= 0.3)
-    True
-    """
-    values = np.asarray(values, dtype=np.float64)
-    sizes = [min(BOOTSTRAP_CHUNK, resamples - start) for start in range(0, resamples, BOOTSTRAP_CHUNK)]
-    return np.concatenate([values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
-                           for size in sizes])
 
 
 def bootstrap_p(means: np.ndarray) -> float:

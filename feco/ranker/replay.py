@@ -29,12 +29,12 @@ import polars as pl
 
 from feco.config import Config
 from feco.evaluation import evaluate_labelled
-from feco.ranker.claims import bootstrap_means
 from feco.ranker.daily import ltr_rows
 from feco.ranker.model import TrainedRanker, predict_scores
 from feco.ranker.perturb import Loss, apply_losses
 from feco.ranker.rows import chosen_events
 from feco.sampling import sample_files
+from feco.stats import bootstrap_means
 
 METRICS = ("ndcg4", "ndcg8")
 IN_SEGMENT = "in_segment"

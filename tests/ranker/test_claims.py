@@ -6,7 +6,6 @@ import pytest
 
 from feco.ranker.claims import (
     benjamini_hochberg,
-    bootstrap_means,
     bootstrap_p,
     distinct_cells,
     fold_models,
@@ -19,6 +18,7 @@ from feco.ranker.claims import (
     within_feature_correlations,
 )
 from feco.ranker.claims_report import build_report, claim_tests, render
+from feco.stats import bootstrap_means
 
 SHARES = (0.05, 0.1, 0.25, 0.5, 1.0)
 
