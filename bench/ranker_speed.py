@@ -17,7 +17,7 @@ import shap
 
 from feco.config import Ranker
 from feco.generator import FEATURES, generate_day
-from feco.ranker.datasets import default_root, load_split
+from feco.paper.datasets import default_root, load_split
 from feco.ranker.importance import shap_values
 from feco.ranker.model import predict_scores, train_ranker
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_ROOT = REPO.parent / "shared" / "data"  # where feco.ranker.datasets.default_root reads them
+DEFAULT_ROOT = REPO.parent / "shared" / "data"  # where feco.paper.datasets.default_root reads them
 LETOR = "https://www.microsoft.com/en-us/research/project/letor-learning-rank-information-retrieval/letor-4-0/"
 LETOR_DATA = "https://research.microsoft.com/en-us/um/beijing/projects/letor/LETOR4.0/Data/"
 WEBIS = "https://github.com/webis-de/sigir20-sampling-bias-due-to-near-duplicates-in-learning-to-rank/raw/"

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from feco.ranker.datasets import default_root
+from feco.paper.datasets import default_root
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 

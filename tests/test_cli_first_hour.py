@@ -86,7 +86,7 @@ def test_an_empty_table_says_0_rows_and_csv_stays_bare(config_file, capsys):
 
 def test_a_dataset_a_clone_lacks_is_pointed_at_make_data(tmp_path):
     from feco.errors import DataError
-    from feco.ranker.datasets import load_split
+    from feco.paper.datasets import load_split
 
     with pytest.raises(DataError, match=r"mq2008 is not at .*`make data` fetches them .*docs/data.md"):
         load_split("mq2008", 1, root=tmp_path)

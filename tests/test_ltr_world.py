@@ -19,7 +19,7 @@ from feco.generator.ltr_world import (
     ltr_schema,
     segment_shares,
 )
-from feco.ranker.datasets import default_root
+from feco.paper.datasets import default_root
 
 pytestmark = pytest.mark.skipif(not (default_root() / "mq2008" / "S1.txt").exists(),
                                 reason="needs ../shared/data/ltr/mq2008")

@@ -81,8 +81,8 @@ def _coverage_drop(args: argparse.Namespace) -> int:
     import polars as pl
 
     from feco.config import load_config
-    from feco.ranker.datasets import load_split
-    from feco.ranker.experiment import FULL_REDUCTIONS, Grid, Training, named_settings, run_coverage_drop
+    from feco.paper.datasets import load_split
+    from feco.paper.experiment import FULL_REDUCTIONS, Grid, Training, named_settings, run_coverage_drop
 
     config = load_config(args.config)
     grid = Grid(top_k=5, low_k=3, reductions=FULL_REDUCTIONS, seeds=(1, 2, 3)) if args.full else \
@@ -113,8 +113,8 @@ def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> N
 
     import polars as pl
 
-    from feco.ranker.experiment import cell_count, correlations, coverage_drop_runs, experiment_id, table1
-    from feco.ranker.store import finished_cells, store_correlations
+    from feco.paper.experiment import cell_count, correlations, coverage_drop_runs, experiment_id, table1
+    from feco.paper.store import finished_cells, store_correlations
     from feco.warehouse import named_query, open_for_write
 
     exp_id = experiment_id(split, grid, training)
@@ -144,7 +144,7 @@ def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> N
 
 
 def _store_runs(warehouse, records: list, moving_average_days: int) -> None:
-    from feco.ranker.store import store_run
+    from feco.paper.store import store_run
     from feco.warehouse import open_for_write
 
     with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
@@ -157,8 +157,8 @@ def _coverage_drop_report(args: argparse.Namespace) -> int:
 
     from feco.config import load_config
     from feco.errors import DataError
-    from feco.ranker.claims_report import build_report, claim_tests, render
-    from feco.ranker.store import store_claim_tests
+    from feco.paper.claims_report import build_report, claim_tests, render
+    from feco.paper.store import store_claim_tests
     from feco.warehouse import named_query, open_for_write
 
     config = load_config(args.config)
@@ -182,7 +182,7 @@ def _coverage_drop_report(args: argparse.Namespace) -> int:
 def _print_experiment(result) -> None:
     import polars as pl
 
-    from feco.ranker.experiment import importance_shift, table1
+    from feco.paper.experiment import importance_shift, table1
 
     base = result.model_runs.filter(pl.col("kind") == "coverage_drop:baseline").row(0, named=True)
     print(f"\n== {result.experiment_id}: baseline on the test fold, {base['queries']} queries, "

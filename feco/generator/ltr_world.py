@@ -63,7 +63,7 @@ from feco.generator.schema import (
 from feco.generator.traffic import choose, event_times
 from feco.generator.world import Calendar, World
 from feco.generator.writer import write_days, write_manifest
-from feco.ranker.datasets import default_root
+from feco.paper.datasets import default_root
 
 _FIELDS = ("body", "anchor", "title", "url", "whole")
 # LETOR 4.0 (MQ2008) feature numbers: 1–5 TF, 6–10 IDF, 11–15 TF*IDF, 16–20 document length

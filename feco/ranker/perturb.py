@@ -4,7 +4,7 @@ Coverage is the paper's indicator, the share of rows where the value is ``> 0``;
 are never covered. Exactly ``round(share * covered)`` covered rows lose their value, chosen by
 a seeded generator, so a reduction is reproducible and its measured size is known.
 :func:`apply_losses` is the one path every coverage loss takes: the experiment's cells
-(:mod:`feco.ranker.experiment`) and the replay of an incident (:mod:`feco.ranker.replay`).
+(:mod:`feco.paper.experiment`) and the replay of an incident (:mod:`feco.ranker.replay`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from feco.config import Ranker
-from feco.ranker.datasets import default_root, load_split
-from feco.ranker.experiment import Grid, Training, run_coverage_drop
+from feco.paper.datasets import default_root, load_split
+from feco.paper.experiment import Grid, Training, run_coverage_drop
 from feco.ranker.model import train_ranker
 from feco.ranker.perturb import Loss, apply_losses, coverage_of
 from feco.ranker.replay import replay_cost

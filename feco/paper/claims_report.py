@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from feco.ranker import claims
+from feco.paper import claims
 
 CONFIGURATION = ["dataset", "setting", "mode"]
 ADJUSTMENTS = {"holm": claims.holm, "bh": claims.benjamini_hochberg}

@@ -7,8 +7,8 @@ report printed in docs/claims.md, and that report must have the sections the cod
 import re
 from pathlib import Path
 
-from feco.ranker.claims_report import render
-from tests.ranker.test_claims import _report, _stored_grid
+from feco.paper.claims_report import render
+from tests.paper.test_claims import _report, _stored_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"(?<![\d.])[−-]?\d+\.\d{4}(?![\d])")

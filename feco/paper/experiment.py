@@ -11,7 +11,7 @@ in retrain mode) and per-query NDCG; the baseline and the top feature's cells at
 share also every feature's SHAP and gain importance (no table reads the others'). Every run
 also counts the test rows that tie on score and its NDCG@8 under two other tie rules
 (:func:`tie_counts`).
-The statistics over the stored grid are in :mod:`feco.ranker.claims`.
+The statistics over the stored grid are in :mod:`feco.paper.claims`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 import polars as pl
 
 from feco.evaluation import Conventions, evaluate_labelled
-from feco.ranker.claims import importance_loss_correlations, within_feature_correlations
-from feco.ranker.datasets import Split
+from feco.paper.claims import importance_loss_correlations, within_feature_correlations
+from feco.paper.datasets import Split
 from feco.ranker.importance import IMPORTANCE_SCHEMA, importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.perturb import Loss, apply_losses, coverage_of
@@ -331,7 +331,7 @@ def experiment_id(split: Split, grid: Grid, training: Training) -> str:
 
 def correlations(cells: pl.DataFrame) -> pl.DataFrame:
     """Correlations of one experiment's cells for ``coverage_drop_correlations``, per dataset,
-    fold and mode (see :mod:`feco.ranker.claims`).
+    fold and mode (see :mod:`feco.paper.claims`).
 
     Rows: ``scope`` ``within_feature`` is coverage against the NDCG@8 change inside each
     feature (Pearson and Spearman averaged over features, permutation p-values); ``r=<share>``

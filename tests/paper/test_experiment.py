@@ -6,8 +6,8 @@ import pytest
 
 from feco.config import Ranker
 from feco.errors import DataError
-from feco.ranker.datasets import Split, default_root, load_split
-from feco.ranker.experiment import (
+from feco.paper.datasets import Split, default_root, load_split
+from feco.paper.experiment import (
     MIN_CONTRAST_COVERAGE,
     Grid,
     Training,
@@ -18,10 +18,10 @@ from feco.ranker.experiment import (
     run_coverage_drop,
     table1,
 )
+from feco.paper.store import finished_cells, store_experiment, store_run
 from feco.ranker.importance import importances
 from feco.ranker.model import ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.perturb import coverage_of, loss_seed, reduce_coverage
-from feco.ranker.store import finished_cells, store_experiment, store_run
 from feco.warehouse import create_schema, named_query
 
 pytestmark = pytest.mark.skipif(not (default_root() / "mq2008" / "S1.txt").exists(),

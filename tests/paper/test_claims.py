@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from feco.ranker.claims import (
+from feco.paper.claims import (
     benjamini_hochberg,
     bootstrap_p,
     distinct_cells,
@@ -17,7 +17,7 @@ from feco.ranker.claims import (
     sensitivity_tables,
     within_feature_correlations,
 )
-from feco.ranker.claims_report import build_report, claim_tests, render
+from feco.paper.claims_report import build_report, claim_tests, render
 from feco.stats import bootstrap_means
 
 SHARES = (0.05, 0.1, 0.25, 0.5, 1.0)

@@ -21,7 +21,7 @@ coverage and NDCG correlate; (3) more important features cost more when they los
   only). Contrasts the baseline never uses (an old grid's) are left out of both: a fixed model
   cannot change when they are zeroed.
 - **Many tests.** p-values are adjusted within a family (:func:`holm`, :func:`benjamini_hochberg`);
-  :mod:`feco.ranker.claims_report` names the families.
+  :mod:`feco.paper.claims_report` names the families.
 - **Reproducible.** Every table row draws from its own generator, seeded by the table's name
   and the row's key (:func:`stream`), and reads its rows in a fixed order, so the same cells
   give the same numbers whatever order the warehouse returns them in.
