@@ -2,14 +2,15 @@
 
 DuckDB already refuses a second writer, but a run also writes sample and staging files
 before it touches the warehouse; two runs of one day at once (two CLI processes, or the DAG
-while a backfill runs) would overwrite each other's files. Every pipeline step therefore
-holds an exclusive lock on ``<warehouse>.lock``: the second run waits, then fails with a
-clear message. The lock is re-entrant within a process (``run_day`` holds it around its
-steps) and released by the kernel if the process dies, so a killed run never leaves it held.
+while a backfill runs) would overwrite each other's files. Every pipeline step, and every
+other writer (all come through ``feco.tasks``), therefore holds an exclusive lock on
+``<warehouse>.lock``: the second run waits, then fails with a clear message. The lock is
+re-entrant within a process (``run_day`` holds it around its steps) and released by the
+kernel if the process dies, so a killed run never leaves it held.
 
-Readers (`feco query`, `status`, `alerts`, `drops`, the report) never take the run lock: they
-open the DuckDB file read-only, which DuckDB allows while no process writes it. The two kinds
-meet at DuckDB's own file lock:
+Readers (`feco query`, `status`, `alerts`, `drops`) never take the run lock (the report, a
+step that writes its folder, does): they open the DuckDB file read-only, which DuckDB allows
+while no process writes it. The two kinds meet at DuckDB's own file lock:
 
 - a run waits up to ``WRITE_WAIT_SECONDS`` for readers to close the file, then fails (exit 3);
 - `feco query` cancels itself after ``QUERY_TIMEOUT_SECONDS`` by default, half that wait, so a

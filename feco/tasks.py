@@ -10,7 +10,9 @@ and `train_ranker` the warehouse too. Steps hand over through the day's sample f
 (feco.sample_files) and the warehouse, so a scheduler can retry any step alone. Around them:
 `check_logs` (are the day's logs complete?), `detect` (the alert rules again on a published
 day), `train_ranker` (the weekly reference model) and `send_message` (a plain line to the
-alert channels, for failures).
+alert channels, for failures). Beside the pipeline, the writers that are not a day's step come
+through here too, so every write holds the run lock: the paper's experiments
+(`coverage_drop`, `coverage_drop_report`) and the sampling study (`sampling_study`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -31,6 +38,14 @@ from feco.log_tables import is_table
 from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
 from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
+
+if TYPE_CHECKING:  # the paper's modules load LightGBM: imported where an experiment runs
+    from feco.paper.claims_report import ClaimsReport
+    from feco.paper.datasets import Split
+    from feco.paper.experiment import Grid, RunRecord, Training
+
+# How often a running coverage-drop grid writes its finished runs; a stopped grid loses at most this much.
+STORE_EVERY_SECONDS = 10.0
 
 
 def as_date(ds: date | str) -> date:
@@ -260,11 +275,14 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
 
 
 @exclusive
-def report(ds: date | str, config: Config | str | None = None) -> dict:
-    """Write the HTML report of the whole warehouse into ``paths.report``, once the day is in it."""
+def report(ds: date | str, config: Config | str | None = None, *, out: Path | None = None,
+           segment_dim: str = "region", cold_start_features: list[str] | None = None) -> dict:
+    """Write the HTML report of the whole warehouse into ``out`` (default ``paths.report``), once
+    the day is in it. ``segment_dim``, ``cold_start_features``: see feco.report.write_report."""
     from feco.report import write_report
 
-    page = write_report(config.paths.warehouse, config.paths.report, config=config)
+    page = write_report(config.paths.warehouse, out or config.paths.report, segment_dim=segment_dim,
+                        cold_start_features=cold_start_features, config=config)
     return {"ds": ds.isoformat(), "report": str(page)}
 
 
@@ -298,6 +316,104 @@ def send_message(text: str, config: Config | str | None = None, *, webhook_url: 
     from feco.alerts.notify import send_message as send
 
     return send(text, settings=as_config(config).alerts.notify, webhook_url=webhook_url, secrets=secrets, echo=echo)
+
+
+def coverage_drop(split: Split, config: Config | str | None = None, *, grid: Grid, training: Training,
+                  echo=print) -> pl.DataFrame:
+    """Run the paper's coverage-drop experiment on one fold (``split``, feco.paper.datasets),
+    storing each run as it finishes and skipping the cells stored before, so a stopped grid
+    resumes; return the experiment's stored cells. ``echo`` gets a line per run.
+
+    A grid trains for hours: each write holds the run lock and the warehouse for a moment,
+    every ``STORE_EVERY_SECONDS``, so the daily steps and readers get them in between.
+    """
+    from feco.paper.experiment import cell_count, correlations, coverage_drop_runs, experiment_id
+    from feco.paper.store import finished_cells, store_correlations
+
+    config = as_config(config)
+    exp_id = experiment_id(split, grid, training)
+    with _writing(config) as conn:
+        skip = finished_cells(conn, exp_id)
+    planned, done, started = cell_count(split, grid), 0, time.monotonic()
+    echo(f"== {exp_id}: {planned} cells planned, {len(skip)} already stored")
+    pending, stored_at = [], time.monotonic()
+    for record in coverage_drop_runs(split, grid=grid, training=training, skip=skip):
+        pending.append(record)
+        # Short writes every few seconds, not one per run: opening the warehouse took as long as
+        # a test-mode cell.
+        if time.monotonic() - stored_at >= STORE_EVERY_SECONDS:
+            _store_runs(config, pending)
+            pending, stored_at = [], time.monotonic()
+        run, cell = record.model_run, record.cell
+        done += cell is not None
+        change = "" if cell is None else f"  Δ {cell['d_ndcg8']:+.4f}"
+        echo(f"   {run['run_id'].removeprefix(exp_id + ':')}: NDCG@8 {run['ndcg8']:.4f} (feco){change}"
+             f"  [{done}/{planned - len(skip)} new cells, {time.monotonic() - started:.0f}s]")
+    _store_runs(config, pending)
+    with _writing(config) as conn:
+        cells = named_query(conn, "coverage_drop_cells").filter(pl.col("experiment_id") == exp_id)
+        store_correlations(conn, exp_id, correlations(cells))
+    return cells
+
+
+def coverage_drop_report(config: Config | str | None = None, *, resamples: int, effect: float) -> ClaimsReport:
+    """Test the paper's claims on the stored coverage-drop grid, store every test in
+    ``coverage_drop_claim_tests`` and return the report (feco.paper.claims_report).
+
+    The bootstrap takes minutes: the warehouse is held only to read the grid and to store the tests.
+    """
+    from feco.paper.claims_report import build_report, claim_tests
+    from feco.paper.store import store_claim_tests
+
+    config = as_config(config)
+    warehouse = config.paths.warehouse
+    if not warehouse.exists():
+        raise DataError(f"no warehouse at {warehouse}: run `feco experiment coverage-drop` first")
+    # Opened for writing: it brings an older warehouse's schema up to date before the queries
+    # read columns it lacked.
+    with _writing(config) as conn:
+        cells, deltas, references, shifts = (named_query(conn, f"coverage_drop_{name}") for name in
+                                             ("cells", "query_deltas", "reference_runs", "importance_shift"))
+    if cells.is_empty():
+        raise DataError(f"no coverage-drop cells in {warehouse}: run `feco experiment coverage-drop` first")
+    report = build_report(cells, deltas, references, shifts, resamples=resamples, effect=effect)
+    with _writing(config) as conn:
+        store_claim_tests(conn, claim_tests(report))
+    return report
+
+
+def sampling_study(ds: date | str, config: Config | str | None = None, *, windows: list[int],
+                   events_per_window: list[int], repeats: int = 3, store: bool = True,
+                   progress: Callable[[str], None] | None = None) -> pl.DataFrame:
+    """Run the sampling study on the day's logs (feco.sampling.study) and, unless told not to,
+    replace the day's rows of ``sampling_study`` with it. The study reads logs for minutes and
+    writes nothing: only storing holds the run lock."""
+    from feco.sampling import study
+
+    ds, config = as_date(ds), as_config(config)
+    result = study.run_study(ds, config, windows=windows, events_per_window=events_per_window, repeats=repeats,
+                             progress=progress)
+    if store:
+        with _writing(config) as conn:
+            study.store_study(conn, result)
+    return result
+
+
+@contextmanager
+def _writing(config: Config) -> Iterator:
+    """The config's warehouse open for writing under the run lock, for a writer that is not a
+    day's step (those take the lock with ``exclusive``)."""
+    with run_lock(config.paths.warehouse), open_configured(config) as conn:
+        yield conn
+
+
+def _store_runs(config: Config, records: list[RunRecord]) -> None:
+    """Store the finished coverage-drop runs in one opening of the warehouse."""
+    from feco.paper.store import store_run
+
+    with _writing(config) as conn:
+        for record in records:
+            store_run(conn, record)
 
 
 @exclusive

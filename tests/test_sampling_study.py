@@ -9,9 +9,11 @@ import duckdb
 import polars as pl
 import pytest
 
+from feco.errors import WarehouseBusyError
 from feco.generator import generate_logs
 from feco.sampling import study as sampling_study
 from feco.warehouse import create_schema
+from held_lock import held_by_another_run
 from logbuilder import make_config
 
 DAY = date(2026, 6, 3)
@@ -75,3 +77,18 @@ def test_cheapest_line_names_a_configuration_or_says_none(study):
     line = sampling_study.cheapest_line(study, target_points=100.0)
     assert "windows: 2 windows x 10 events" in line
     assert "none under 0.001 points" in sampling_study.cheapest_line(study, target_points=0.001)
+
+
+def test_the_study_is_stored_through_the_door_under_the_run_lock(day, study, monkeypatch):
+    from feco import tasks
+
+    monkeypatch.setattr(sampling_study, "run_study", lambda *args, **options: study)
+    monkeypatch.setenv("FECO_LOCK_WAIT_SECONDS", "0")
+    with held_by_another_run(day.paths.warehouse):
+        with pytest.raises(WarehouseBusyError, match="another feco run holds"):
+            tasks.sampling_study(DAY, day, windows=[2], events_per_window=[10])
+        # --no-store writes nothing, so it does not wait for a run
+        assert tasks.sampling_study(DAY, day, windows=[2], events_per_window=[10], store=False).equals(study)
+    assert tasks.sampling_study(DAY, day, windows=[2], events_per_window=[10]).equals(study)
+    with duckdb.connect(str(day.paths.warehouse), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM sampling_study").fetchone() == (study.height,)

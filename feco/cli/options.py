@@ -13,6 +13,7 @@ import math
 import sys
 from datetime import date, datetime, time
 from decimal import Decimal
+from pathlib import Path
 
 FORMATS = ("table", "csv", "json")
 FORMAT_HELP = ("table (aligned columns), csv (nested values as JSON text) or json (one object "
@@ -136,3 +137,11 @@ def _jsonable(value):
     if isinstance(value, (list, tuple)):
         return [_jsonable(item) for item in value]
     return value
+
+
+def with_warehouse(config, warehouse):
+    """The config with ``--warehouse`` in place of its warehouse, when given: the command's
+    run lock and writes then follow it."""
+    if warehouse is None:
+        return config
+    return config.model_copy(update={"paths": config.paths.model_copy(update={"warehouse": Path(warehouse)})})

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from feco.cli.options import config_option, date_argument
+from feco.cli.options import config_option, date_argument, with_warehouse
 
 DATASETS = ("mq2008", "webis", "mq2007agg")
 SETTINGS = ("plain", "config", "regularised")
-# How often a running grid writes its finished runs; a stopped grid loses at most this much.
-STORE_EVERY_SECONDS = 10.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,15 +74,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _coverage_drop(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     import polars as pl
 
     from feco.config import load_config
     from feco.paper.datasets import load_split
-    from feco.paper.experiment import FULL_REDUCTIONS, Grid, Training, named_settings, run_coverage_drop
+    from feco.paper.experiment import (
+        FULL_REDUCTIONS,
+        Grid,
+        Training,
+        experiment_id,
+        named_settings,
+        run_coverage_drop,
+        table1,
+    )
+    from feco.tasks import coverage_drop
 
-    config = load_config(args.config)
+    config = with_warehouse(load_config(args.config), args.warehouse)
     grid = Grid(top_k=5, low_k=3, reductions=FULL_REDUCTIONS, seeds=(1, 2, 3)) if args.full else \
         Grid(top_k=3, low_k=1, reductions=(0.05, 0.25, 1.0), seeds=(1, 2))
     overrides = {"seeds": tuple(range(1, args.seeds + 1)) if args.seeds else None, "top_k": args.top,
@@ -92,7 +97,6 @@ def _coverage_drop(args: argparse.Namespace) -> int:
     grid = Grid(**{**grid.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
     settings = named_settings(config.ranker.params, threads=args.threads)
     folds = [1, 2, 3, 4, 5] if args.all_folds else (args.fold or [1])
-    warehouse = Path(args.warehouse) if args.warehouse else config.paths.warehouse
     with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200, fmt_str_lengths=40, tbl_hide_dataframe_shape=True):
         for dataset in args.dataset or ("mq2008", "webis"):
             for fold in folds:
@@ -102,79 +106,22 @@ def _coverage_drop(args: argparse.Namespace) -> int:
                                         early_stopping_rounds=config.ranker.early_stopping_rounds, setting=name)
                     if args.no_store:
                         _print_experiment(run_coverage_drop(split, grid=grid, training=training))
-                    else:
-                        _run_stored(split, grid, training, warehouse, config.moving_average_days)
+                        continue
+                    cells = coverage_drop(split, config, grid=grid, training=training,
+                                          echo=lambda line: print(line, flush=True))
+                    print(table1(cells).drop("dataset", "fold"))
+                    print(f"stored as experiment {experiment_id(split, grid, training)} in {config.paths.warehouse}",
+                          flush=True)
     return 0
 
 
-def _run_stored(split, grid, training, warehouse, moving_average_days: int) -> None:
-    """Run one experiment, storing each run as it finishes and skipping stored cells."""
-    import time
-
-    import polars as pl
-
-    from feco.paper.experiment import cell_count, correlations, coverage_drop_runs, experiment_id, table1
-    from feco.paper.store import finished_cells, store_correlations
-    from feco.warehouse import named_query, open_for_write
-
-    exp_id = experiment_id(split, grid, training)
-    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
-        skip = finished_cells(conn, exp_id)
-    planned, done, started = cell_count(split, grid), 0, time.monotonic()
-    print(f"== {exp_id}: {planned} cells planned, {len(skip)} already stored", flush=True)
-    pending, stored_at = [], time.monotonic()
-    for record in coverage_drop_runs(split, grid=grid, training=training, skip=skip):
-        pending.append(record)
-        # Short writes every few seconds, not one per run: opening the warehouse took as long as
-        # a test-mode cell. Between writes the file is free for readers and another writer.
-        if time.monotonic() - stored_at >= STORE_EVERY_SECONDS:
-            _store_runs(warehouse, pending, moving_average_days)
-            pending, stored_at = [], time.monotonic()
-        run, cell = record.model_run, record.cell
-        done += cell is not None
-        change = "" if cell is None else f"  Δ {cell['d_ndcg8']:+.4f}"
-        print(f"   {run['run_id'].removeprefix(exp_id + ':')}: NDCG@8 {run['ndcg8']:.4f} (feco){change}"
-              f"  [{done}/{planned - len(skip)} new cells, {time.monotonic() - started:.0f}s]", flush=True)
-    _store_runs(warehouse, pending, moving_average_days)
-    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
-        cells = named_query(conn, "coverage_drop_cells").filter(pl.col("experiment_id") == exp_id)
-        store_correlations(conn, exp_id, correlations(cells))
-    print(table1(cells).drop("dataset", "fold"))
-    print(f"stored as experiment {exp_id} in {warehouse}", flush=True)
-
-
-def _store_runs(warehouse, records: list, moving_average_days: int) -> None:
-    from feco.paper.store import store_run
-    from feco.warehouse import open_for_write
-
-    with open_for_write(warehouse, moving_average_days=moving_average_days) as conn:
-        for record in records:
-            store_run(conn, record)
-
-
 def _coverage_drop_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from feco.config import load_config
-    from feco.errors import DataError
-    from feco.paper.claims_report import build_report, claim_tests, render
-    from feco.paper.store import store_claim_tests
-    from feco.warehouse import named_query, open_for_write
+    from feco.paper.claims_report import render
+    from feco.tasks import coverage_drop_report
 
-    config = load_config(args.config)
-    warehouse = Path(args.warehouse) if args.warehouse else config.paths.warehouse
-    if not warehouse.exists():
-        raise DataError(f"no warehouse at {warehouse}: run `feco experiment coverage-drop` first")
-    # Opened for writing: it brings an older warehouse's schema up to date before the queries
-    # read columns it lacked, and the report stores its tests.
-    with open_for_write(warehouse, moving_average_days=config.moving_average_days) as conn:
-        cells, deltas, references, shifts = (named_query(conn, f"coverage_drop_{name}") for name in
-                                             ("cells", "query_deltas", "reference_runs", "importance_shift"))
-    if cells.is_empty():
-        raise DataError(f"no coverage-drop cells in {warehouse}: run `feco experiment coverage-drop` first")
-    report = build_report(cells, deltas, references, shifts, resamples=args.resamples, effect=args.effect)
-    with open_for_write(warehouse, moving_average_days=config.moving_average_days) as conn:
-        store_claim_tests(conn, claim_tests(report))
+    config = with_warehouse(load_config(args.config), args.warehouse)
+    report = coverage_drop_report(config, resamples=args.resamples, effect=args.effect)
     print(render(report), end="")
     return 0
 

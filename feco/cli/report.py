@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from feco.cli.options import config_option, date_argument, print_frame
+from feco.cli.options import config_option, date_argument, print_frame, with_warehouse
 from feco.errors import UsageError
 
 
@@ -70,35 +70,35 @@ def _counts(text: str) -> list[int]:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from feco.report import write_report
-    from feco.tasks import as_config
+    from datetime import UTC, datetime
+
+    from feco.tasks import as_config, finished_day, report
 
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out} is a file: give the folder to write index.html in")
-    config = as_config(args.config)
-    page = write_report(args.warehouse or config.paths.warehouse, args.out, segment_dim=args.segment_dim,
-                        cold_start_features=args.cold_start_features, config=config)
-    print(page)
+    config = with_warehouse(as_config(args.config), args.warehouse)
+    # The report is of the whole warehouse; the day only labels the step's result, as a
+    # scheduled run now would.
+    written = report(finished_day(datetime.now(UTC)), config, out=args.out, segment_dim=args.segment_dim,
+                     cold_start_features=args.cold_start_features)
+    print(written["report"])
     return 0
 
 
 def _sampling_study(args: argparse.Namespace) -> int:
-    from feco.sampling import study
-    from feco.tasks import as_config
-    from feco.warehouse import open_configured
+    from feco.sampling.study import as_table, cheapest_line
+    from feco.tasks import as_config, sampling_study
 
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     config = as_config(args.config)
     if args.logs:
         config = config.model_copy(update={"paths": config.paths.model_copy(update={"logs": args.logs})})
-    result = study.run_study(args.ds, config, windows=args.windows,
-                             events_per_window=args.events, repeats=args.repeats,
-                             progress=lambda line: print(line, flush=True))
-    print_frame(study.as_table(result), "table")
-    print(study.cheapest_line(result, target_points=args.target))
+    result = sampling_study(args.ds, config, windows=args.windows, events_per_window=args.events,
+                            repeats=args.repeats, store=not args.no_store,
+                            progress=lambda line: print(line, flush=True))
+    print_frame(as_table(result), "table")
+    print(cheapest_line(result, target_points=args.target))
     if not args.no_store:
-        with open_configured(config) as conn:
-            study.store_study(conn, result)
         print(f"stored in {config.paths.warehouse} (table sampling_study)")
     return 0

@@ -21,6 +21,7 @@ import polars as pl
 from feco.config import Config
 from feco.errors import DataError
 from feco.sampling import day_windows, partition_dir, sample_day
+from feco.warehouse import replace_rows
 
 STUDY_SCHEMA = {
     "ds": pl.Date, "strategy": pl.String, "windows": pl.Int32, "events_per_window": pl.Int32,
@@ -40,7 +41,8 @@ def run_study(ds: date, config: Config, *, windows: list[int], events_per_window
     features (averaged over repeats) and the largest over features and repeats. Rows read are
     the rows each strategy must look at (the windows' rows; the whole day for the others);
     seconds are the wall clock of the first repeat, from disk to coverage.
-    `feco sampling-study` runs it; tests/test_sampling_study.py shows it on a day of logs.
+    `feco sampling-study` runs it (through ``feco.tasks.sampling_study``, which stores it);
+    tests/test_sampling_study.py shows it on a day of logs.
     """
     files = _day_files(ds, config.paths.logs)
     rules = _rules(files, config)
@@ -208,14 +210,5 @@ def cheapest_line(study: pl.DataFrame, *, target_points: float = 0.5) -> str:
 
 def store_study(conn: duckdb.DuckDBPyConnection, study: pl.DataFrame) -> None:
     """Replace the studied days' rows of ``sampling_study`` with ``study``, in one transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
-        for ds in study.get_column("ds").unique().to_list():
-            conn.execute("DELETE FROM sampling_study WHERE ds = $ds", {"ds": ds})
-        conn.register("incoming", study.to_arrow())
-        conn.execute("INSERT INTO sampling_study BY NAME SELECT * FROM incoming")
-        conn.unregister("incoming")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    days = study.get_column("ds").unique().to_list()
+    replace_rows(conn, [("sampling_study", "list_contains($days, ds)", {"days": days}, study)])

@@ -23,6 +23,7 @@ from feco.ranker.importance import importances
 from feco.ranker.model import ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.perturb import coverage_of, loss_seed, reduce_coverage
 from feco.warehouse import create_schema, named_query
+from held_lock import held_by_another_run
 
 pytestmark = pytest.mark.skipif(not (default_root() / "mq2008" / "S1.txt").exists(),
                                 reason="MQ2008 not in ../shared/data/ltr")
@@ -202,7 +203,8 @@ def test_a_grid_with_over_a_hundred_test_cells_before_the_retrained_ones_builds_
     assert cells.filter(mode="retrain")["coverage_train_after"].is_not_null().all()
 
 
-def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(result, tmp_path, capsys):
+def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(result, tmp_path, capsys,
+                                                                                 monkeypatch):
     from feco.cli import main
 
     warehouse = tmp_path / "claims.duckdb"
@@ -234,6 +236,11 @@ def test_the_claims_report_reads_a_stored_grid_and_says_so_when_there_is_none(re
     conn = duckdb.connect(str(warehouse))
     assert conn.sql("SELECT * FROM coverage_drop_claim_tests ORDER BY ALL").pl().equals(stored)
     conn.close()
+    # Through tasks.coverage_drop_report: it waits for a run writing the warehouse
+    monkeypatch.setenv("FECO_LOCK_WAIT_SECONDS", "0")
+    with held_by_another_run(warehouse):
+        assert main(args) == 3
+    assert "another feco run holds" in capsys.readouterr().err
 
 
 def test_contrasts_are_features_the_baseline_uses_and_every_run_counts_its_ties(small, result):
@@ -259,13 +266,13 @@ def test_contrasts_are_features_the_baseline_uses_and_every_run_counts_its_ties(
 
 
 def test_the_command_stores_every_run_in_batches_and_a_rerun_adds_nothing(tmp_path, capsys, monkeypatch):
+    from feco import tasks
     from feco.cli import main
-    from feco.cli import ranker as cli
 
     warehouse = tmp_path / "grid.duckdb"
     args = ["experiment", "coverage-drop", "--dataset", "mq2008", "--setting", "plain", "--top", "1", "--low", "0",
             "--seeds", "1", "--warehouse", str(warehouse)]
-    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 3600.0)  # everything in the final write
+    monkeypatch.setattr(tasks, "STORE_EVERY_SECONDS", 3600.0)  # everything in the final write
     assert main(args) == 0
     assert "6 cells planned, 0 already stored" in capsys.readouterr().out
     conn = duckdb.connect(str(warehouse))
@@ -273,10 +280,15 @@ def test_the_command_stores_every_run_in_batches_and_a_rerun_adds_nothing(tmp_pa
     conn.close()
     assert dict(runs) == {"coverage_drop:baseline": 1, "coverage_drop:control": 1,
                           "coverage_drop:test": 3, "coverage_drop:retrain": 3}
-    monkeypatch.setattr(cli, "STORE_EVERY_SECONDS", 0.0)  # a write after every run
+    monkeypatch.setattr(tasks, "STORE_EVERY_SECONDS", 0.0)  # a write after every run
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "6 cells planned, 6 already stored" in out and "new cells" in out  # baseline and control only
     conn = duckdb.connect(str(warehouse))
     assert conn.execute("SELECT count(*) FROM model_runs").fetchone() == (8,)
     conn.close()
+    # Every write through tasks.coverage_drop, under the run lock
+    monkeypatch.setenv("FECO_LOCK_WAIT_SECONDS", "0")
+    with held_by_another_run(warehouse):
+        assert main(args) == 3
+    assert "another feco run holds" in capsys.readouterr().err

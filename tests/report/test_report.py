@@ -20,6 +20,7 @@ from feco.cli import main as feco
 from feco.errors import DataError, UsageError
 from feco.report import write_report
 from feco.report.cube import MISSING, unpack
+from held_lock import held_by_another_run
 
 REPO = Path(__file__).resolve().parents[2]
 ALWAYS = ("incidents", "coverage", "heatmap", "cold-start")
@@ -154,6 +155,16 @@ def test_cli_writes_the_report_and_prints_its_path(warehouse, tmp_path, capsys):
     code = feco(["report", "--out", str(out), "--warehouse", str(warehouse), "--segment-dim", "all"])
     assert code == 0
     assert capsys.readouterr().out.strip() == str(out / "index.html")
+
+
+def test_cli_writes_the_report_through_the_door_under_the_run_lock(warehouse, tmp_path, capsys, monkeypatch):
+    # `feco report` is tasks.report, as the DAG's report task: it waits for a run writing the warehouse
+    out = tmp_path / "r"
+    monkeypatch.setenv("FECO_LOCK_WAIT_SECONDS", "0")
+    with held_by_another_run(warehouse):
+        assert feco(["report", "--out", str(out), "--warehouse", str(warehouse)]) == 3
+    assert "another feco run holds" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_cli_names_a_missing_warehouse_in_one_line(tmp_path, capsys):
