@@ -20,7 +20,6 @@ from feco.evaluation import DEFAULT_METRICS, Evaluation, evaluate_labelled
 from feco.evaluation.letor import group_sizes
 
 NDCG_METRICS = ("ndcg@4", "ndcg@8", "ndcg@10")
-CONVENTIONS = ("feco", "lightgbm")
 
 
 @dataclass(frozen=True)
