@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.append(HERE)
 
-from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, retry_settings, run_config, run_day, tell_failure
+from feco_support import COVERAGE, PARAMS, START, WAREHOUSE_POOL, day_of_run, retry_settings, run_config, tell_failure
 
 
 @dag(
@@ -50,7 +50,7 @@ def feco_ranker():
         context = get_current_context()
         published = [tasks.as_date(event.extra["ds"]) for event in (triggering_asset_events or {}).get(COVERAGE, [])
                      if "ds" in event.extra]
-        latest = max(published) if published else run_day(context)
+        latest = max(published) if published else day_of_run(context)
         return tasks.train_ranker(latest + timedelta(days=1), run_config(context), when_due=True)
 
     train()

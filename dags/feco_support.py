@@ -29,7 +29,6 @@ START = pendulum.parse(os.environ.get("FECO_START_DATE", "2026-01-01"), tz="UTC"
 CATCHUP = os.environ.get("FECO_CATCHUP", str("FECO_START_DATE" in os.environ)).lower() in ("1", "true", "yes")
 
 
-
 def retry_settings() -> dict:
     """`retries` and `retry_delay` for every task, from the `[airflow]` table of $FECO_CONFIG
     (2 and 5 minutes when it is absent). Read with tomllib, not feco, so parsing stays light;
@@ -66,7 +65,7 @@ DAILY_PARAMS = PARAMS | {
 }
 
 
-def run_day(context) -> date:
+def day_of_run(context) -> date:
     """The day a run processes: the `ds` param, else the last day fully ended by the end of
     the run's data interval (for `@daily`-style timetables, the day before the run fires)."""
     from feco.tasks import as_date, finished_day
@@ -86,7 +85,7 @@ def run_step(step: str, **options) -> dict:
 
     context = get_current_context()
     use_storage_connection(run_config(context))
-    return getattr(tasks, step)(run_day(context), run_config(context), **options)
+    return getattr(tasks, step)(day_of_run(context), run_config(context), **options)
 
 
 def use_storage_connection(config: str | None) -> None:
@@ -110,7 +109,7 @@ def tell_failure(context) -> None:
 
     ti = context["ti"]
     try:
-        day = run_day(context).isoformat()
+        day = day_of_run(context).isoformat()
     except Exception:  # noqa: BLE001 - a bad `ds` param is itself the failure being reported
         day = context["params"].get("ds", "?")
     error = (str(context.get("exception") or "").strip().splitlines() or ["no error text"])[0][:300]

@@ -13,14 +13,14 @@ from logbuilder import make_events, write_config_file, write_logs
 NEXT_RUNS = """
     import json
     from airflow.serialization.serialized_objects import DagSerialization
-    from feco_support import run_day
+    from feco_support import day_of_run
 
     dag = DagSerialization.from_dict(DagSerialization.to_dict(bag.get_dag("feco_daily")))
     runs, info = [], None
     for _ in range(3):
         info = dag.next_dagrun_info(last_automated_run_info=info)
         context = {"params": {"ds": ""}, "data_interval_end": info.data_interval.end}
-        runs.append([info.run_after.isoformat(), str(run_day(context))])
+        runs.append([info.run_after.isoformat(), str(day_of_run(context))])
     print(json.dumps({"catchup": dag.catchup, "runs": runs}))
 """
 
