@@ -92,3 +92,20 @@ def test_the_study_is_stored_through_the_door_under_the_run_lock(day, study, mon
     assert tasks.sampling_study(DAY, day, windows=[2], events_per_window=[10]).equals(study)
     with duckdb.connect(str(day.paths.warehouse), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM sampling_study").fetchone() == (study.height,)
+
+
+def test_the_command_prints_the_study_and_stores_it_unless_told_not_to(day, study, monkeypatch, capsys, tmp_path):
+    from feco import tasks
+    from feco.cli import main
+
+    config = day.model_copy(update={"paths": day.paths.model_copy(update={"warehouse": tmp_path / "w.duckdb"})})
+    monkeypatch.setattr(sampling_study, "run_study", lambda *args, **options: study)
+    monkeypatch.setattr(tasks, "load_config", lambda path: config)
+    args = ["sampling-study", "--ds", str(DAY), "--windows", "2", "--events", "10"]
+    assert main([*args, "--no-store"]) == 0
+    assert "cheapest with every feature under" in capsys.readouterr().out
+    assert not config.paths.warehouse.exists()
+    assert main(args) == 0
+    assert f"stored in {config.paths.warehouse} (table sampling_study)" in capsys.readouterr().out
+    with duckdb.connect(str(config.paths.warehouse), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM sampling_study").fetchone() == (study.height,)

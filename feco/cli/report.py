@@ -77,8 +77,8 @@ def _report(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out} is a file: give the folder to write index.html in")
     config = with_warehouse(as_config(args.config), args.warehouse)
-    # The report is of the whole warehouse; the day only labels the step's result, as a
-    # scheduled run now would.
+    # The report covers the whole warehouse: the day only labels the step's result, as the day
+    # a scheduled run would process now.
     written = report(finished_day(datetime.now(UTC)), config, out=args.out, segment_dim=args.segment_dim,
                      cold_start_features=args.cold_start_features)
     print(written["report"])
