@@ -184,7 +184,7 @@ def child(step: str) -> None:
     from feco.coverage import compute_states
     from feco.ranker.daily import load_model
     from feco.ranker.perturb import Loss
-    from feco.sampling import sample_files
+    from feco.sample_folder import sample_files
 
     config = paper_config()
     if step == "setup":

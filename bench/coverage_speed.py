@@ -49,8 +49,7 @@ def sample_files():
     import polars as pl
 
     from feco import storage
-    from feco.sample_files import QUERY_EVENTS_FILE, WINDOWS_FILE, write_rows
-    from feco.sampling import SampleFiles, keep_query_events
+    from feco.sample_folder import QUERY_EVENTS_FILE, WINDOWS_FILE, SampleFiles, keep_query_events, write_rows
 
     day = SAMPLE / f"ds={DAY}"
     files = [day / f"window={window}" / "part-0.parquet" for window in range(8)]
@@ -70,7 +69,7 @@ def kept_query_events(files) -> tuple:
     memory, and the seconds (wall, CPU) that took, the rows' reading excluded."""
     import polars as pl
 
-    from feco.sampling import query_event_pairs, query_events_of
+    from feco.sample_folder import query_event_pairs, query_events_of
 
     wall = cpu = 0.0
     pairs = []
@@ -148,7 +147,7 @@ def run_history() -> dict:
 
     from feco.config import load_config
     from feco.coverage import band_history
-    from feco.sample_files import WINDOWS_FILE
+    from feco.sample_folder import WINDOWS_FILE
 
     config = load_config(CONFIG)
     root = OUT / "history_samples"

@@ -21,7 +21,7 @@ from feco.errors import DataError
 from feco.warehouse import quote, sql
 
 if TYPE_CHECKING:
-    from feco.sampling import SampleFiles
+    from feco.sample_folder import SampleFiles
 
 GLOBAL = "all"
 # The dimensions a row is labelled with (segment_rows), as row_segments.sql names them.
@@ -368,7 +368,7 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
 def band_history(ds: date, config: Config) -> pl.DataFrame | None:
     """Sampled events per query of the band_days - 1 days before ds (those sampled), for the
     query bands of ds; None when no segment uses query bands or the bands take one day."""
-    from feco.sampling import sampled_query_events
+    from feco.sample_folder import sampled_query_events
 
     days = _band_days(ds, config)
     return sampled_query_events(days, config.paths.samples, event_id=config.logs.event_id,
@@ -378,7 +378,7 @@ def band_history(ds: date, config: Config) -> pl.DataFrame | None:
 def day_events(ds: date, config: Config) -> pl.DataFrame | None:
     """The day's sampled events per query, kept beside its sample (counted and kept if they
     are not); None when no segment uses query bands."""
-    from feco.sampling import sampled_query_events
+    from feco.sample_folder import sampled_query_events
 
     if not _uses_query_bands(config):
         return None
@@ -388,7 +388,7 @@ def day_events(ds: date, config: Config) -> pl.DataFrame | None:
 def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame | None]:
     """:func:`band_history` of each of ``days``, every day's sample counted once (the days of a
     replay's reference share most of theirs)."""
-    from feco.sampling import sampled_query_events
+    from feco.sample_folder import sampled_query_events
 
     before = {ds: _band_days(ds, config) for ds in days}
     counts = {day: sampled_query_events([day], config.paths.samples, event_id=config.logs.event_id,

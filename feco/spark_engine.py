@@ -32,10 +32,10 @@ import polars as pl
 
 from feco.config import Config
 from feco.errors import FecoError, UsageError
+from feco.sample_folder import keep_day_query_events
 from feco.sampling import (
     WindowFiles,
     check_windows,
-    keep_day_query_events,
     replace_day,
     sample_window,
     window_files,

@@ -17,6 +17,7 @@ import re
 import uuid
 from collections.abc import Callable
 from contextlib import suppress
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -101,6 +102,12 @@ def join(location: Location, *parts: str) -> Location:
     if isinstance(location, Path):
         return location.joinpath(*parts)
     return "/".join([str(location).rstrip("/"), *parts])
+
+
+def partition_dir(root: Location, ds: date) -> Location:
+    """The day's folder under a logs or samples root: ``ds=YYYY-MM-DD`` (the logs' folder
+    layout and the samples' share it)."""
+    return join(root, f"ds={ds.isoformat()}")
 
 
 def location_of(root: Location, root_path: str, path: str) -> Location:

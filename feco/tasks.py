@@ -7,7 +7,7 @@ What each step writes is in its name and docstring: `sample` the day's sample,
 only two staged files beside the day's sample; `publish` the whole day into the warehouse in
 one transaction (coverage, the ranker's scores, alerts, incidents and their costs), `notify`
 and `train_ranker` the warehouse too. Steps hand over through the day's sample folder
-(feco.sample_files) and the warehouse, so a scheduler can retry any step alone. Around them:
+(feco.sample_folder) and the warehouse, so a scheduler can retry any step alone. Around them:
 `check_logs` (are the day's logs complete?), `detect` (the alert rules again on a published
 day), `train_ranker` (the weekly reference model) and `send_message` (a plain line to the
 alert channels, for failures). Beside the pipeline, the writers that are not a day's step come
@@ -35,8 +35,8 @@ from feco.coverage import band_history, compute_states, day_events, reference_st
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco.log_tables import is_table
-from feco.sample_files import STATES_FILE, STATUS_FILE, WINDOWS_FILE
-from feco.sampling import is_sampled, partition_dir, read_sample, sample_files
+from feco.sample_folder import STATES_FILE, STATUS_FILE, WINDOWS_FILE, is_sampled, read_sample, sample_files
+from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
 if TYPE_CHECKING:  # the paper's modules load LightGBM: imported where an experiment runs

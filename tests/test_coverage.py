@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 from feco import coverage, storage
 from feco.coverage import compute_states, reference_statistics
 from feco.errors import DataError
-from feco.sampling import SampleFiles
+from feco.sample_folder import SampleFiles
 from logbuilder import make_config, make_events
 
 DAY = date(2026, 3, 2)

@@ -16,7 +16,7 @@ import pytest
 from feco import tasks
 from feco.cli import main
 from feco.errors import ConfigError, DataError, UsageError
-from feco.sampling import read_sample
+from feco.sample_folder import read_sample
 from logbuilder import (
     FEATURES,
     blank_event_keys,

@@ -12,7 +12,8 @@ import pytest
 
 from feco import tasks
 from feco.errors import DataError
-from feco.sampling import read_sample, window_files
+from feco.sample_folder import read_sample
+from feco.sampling import window_files
 from feco.warehouse import open_read_only
 from logbuilder import FEATURES, blank_event_keys, engine_sections, make_config, make_events, write_logs
 

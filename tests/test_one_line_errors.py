@@ -18,7 +18,7 @@ import pytest
 
 from feco import tasks
 from feco.cli import main
-from feco.sample_files import STATES_FILE
+from feco.sample_folder import STATES_FILE
 from logbuilder import make_events, write_config_file, write_logs
 from tests.faults.test_failed_rerun import DAY, assert_same_samples, files, published_day, tables
 

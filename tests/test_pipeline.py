@@ -8,7 +8,7 @@ import pytest
 
 from feco import tasks
 from feco.errors import DataError, WarehouseBusyError
-from feco.sampling import is_sampled
+from feco.sample_folder import is_sampled
 from feco.warehouse import fetch, open_for_write, publish_day
 from logbuilder import make_config, make_events, write_logs
 

@@ -5,7 +5,8 @@ import polars as pl
 import pytest
 
 from feco.errors import DataError
-from feco.sampling import day_windows, read_sample, sample_day, sampled_query_events, write_sample
+from feco.sample_folder import read_sample, sampled_query_events
+from feco.sampling import day_windows, sample_day, write_sample
 from logbuilder import make_config, make_events, write_logs
 
 DAY = date(2026, 3, 2)
@@ -153,7 +154,7 @@ def test_sampled_query_events_count_each_days_events_once(config):
 
 
 def test_the_sample_step_keeps_the_days_events_per_query_as_duckdb_counts_them(config):
-    from feco.sample_files import QUERY_EVENTS_FILE
+    from feco.sample_folder import QUERY_EVENTS_FILE
 
     write_logs(config.paths.logs, make_events(DAY, events=3000, seed=4))
     write_sample(DAY, config)
@@ -171,7 +172,7 @@ def test_a_sample_away_from_local_disk_streams_the_same_rows_to_duckdb(config):
     import duckdb
     import pyarrow.fs as pafs
 
-    from feco.sampling import sample_files
+    from feco.sample_folder import sample_files
 
     write_logs(config.paths.logs, make_events(DAY, events=500, seed=0))  # seed 2 leaves window 2 empty
     write_sample(DAY, config)
@@ -213,7 +214,7 @@ def _sample_in_memory(ds, config):
 def test_events_chosen_from_two_columns_are_those_the_in_memory_sampler_chose(tmp_path):
     from feco.coverage import compute_states
     from feco.generator import generate_logs
-    from feco.sampling import sample_files
+    from feco.sample_folder import sample_files
 
     config = make_config(tmp_path, logs={"features": ["text_bm25_title", "eng_ctr_7d", "price_vs_category",
                                                       "pers_recent_view", "meta_in_stock"]},
@@ -235,7 +236,8 @@ def test_events_chosen_from_two_columns_are_those_the_in_memory_sampler_chose(tm
 def test_a_days_query_events_are_counted_once_and_again_after_it_is_sampled_again(config):
     import pyarrow.parquet as pq
 
-    from feco.sample_files import QUERY_EVENTS_FILE, partition_dir
+    from feco.sample_folder import QUERY_EVENTS_FILE
+    from feco.storage import partition_dir
 
     def counted(event_id="event_id"):
         return sampled_query_events([DAY], config.paths.samples, event_id=event_id, query="query").sort("query")

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from feco import tasks
-from feco.sampling import read_sample
+from feco.sample_folder import read_sample
 from feco.warehouse import open_read_only
 from logbuilder import blank_event_keys, engine_sections, make_config, write_config_file
 

@@ -35,7 +35,7 @@ from feco.alerts.incidents import COLLAPSE, DECAY, DROP, contains
 from feco.alerts.rules import segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Config, CostTiers, SeveritySettings
-from feco.sampling import is_sampled
+from feco.sample_folder import is_sampled
 from feco.warehouse import named_query
 
 COST_SCHEMA = {

@@ -39,7 +39,7 @@ from feco.ranker.model import TrainedRanker, predict_scores
 from feco.ranker.perturb import Loss, apply_losses
 from feco.ranker.replay import DRAWS, reference_rows, resampled_means
 from feco.ranker.store import current_model
-from feco.sampling import is_sampled
+from feco.sample_folder import is_sampled
 from feco.warehouse import named_query, replace_rows
 
 AT_RISK_SCHEMA = {"ds": pl.Date, "run_id": pl.String, "segment_dim": pl.String, "segment_value": pl.String,

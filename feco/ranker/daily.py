@@ -33,7 +33,7 @@ from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg, train_ranker
 from feco.ranker.rows import DRAW, event_batches, label_rows
 from feco.ranker.store import store_daily, store_model_run
-from feco.sampling import is_sampled, read_sample, sample_files
+from feco.sample_folder import is_sampled, read_sample, sample_files
 from feco.warehouse import named_query, open_configured
 
 DAILY_SCHEMA = {"ds": pl.Date, "run_id": pl.String, "segment_dim": pl.String, "segment_value": pl.String,

@@ -33,7 +33,7 @@ from feco.ranker.daily import ltr_rows
 from feco.ranker.model import TrainedRanker, predict_scores
 from feco.ranker.perturb import Loss, apply_losses
 from feco.ranker.rows import chosen_events
-from feco.sampling import sample_files
+from feco.sample_folder import sample_files
 from feco.stats import bootstrap_means
 
 METRICS = ("ndcg4", "ndcg8")

@@ -23,7 +23,7 @@ from feco.config import Config
 from feco.coverage import band_history, day_events, segment_rows
 from feco.dimensions import source_columns
 from feco.errors import DataError
-from feco.sampling import SampleFiles, sample_files
+from feco.sample_folder import SampleFiles, sample_files
 
 DRAW = "feco_draw"  # each row's uniform draw, in the day's file order (seeded by the day)
 BATCH_ROWS = 1 << 18

@@ -35,7 +35,7 @@ from feco.errors import ConfigError
 from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg
 from feco.ranker.store import current_model, store_model_run
-from feco.sampling import is_sampled, sample_files
+from feco.sample_folder import is_sampled, sample_files
 from feco.warehouse import named_query
 
 KIND = "external"

@@ -32,8 +32,8 @@ import pyarrow.fs as pafs
 from feco import storage
 from feco.config import Config
 from feco.errors import UsageError
-from feco.sample_files import OWNER_FILE, WINDOWS_FILE, partition_dir
-from feco.storage import Location
+from feco.sample_folder import OWNER_FILE, WINDOWS_FILE
+from feco.storage import Location, partition_dir
 
 # _ds=D.tmp: a sample being written; _ds=D.old: the published one, during a local swap.
 # ds=D.tmp and ds=D.old are what feco wrote before this module: left over from a failed run.

@@ -1,5 +1,5 @@
 -- sample_rows: a day's sampled rows read from its local sample files, with their window.
--- Used by feco.sampling.SampleFiles.register for samples on a local disk (coverage and the
+-- Used by feco.sample_folder.SampleFiles.register for samples on a local disk (coverage and the
 -- query bands; DuckDB's own Parquet reader streams them).
 -- Params: $files, the day's sample files (…/ds=…/window=N/part-0.parquet).
 -- Output: every column of the files, and "window" (SMALLINT) from the file's folder name.

@@ -24,7 +24,7 @@ import pytest
 
 from feco import storage, tasks
 from feco.cli import main
-from feco.sample_files import STATES_FILE, STATUS_FILE
+from feco.sample_folder import STATES_FILE, STATUS_FILE
 from feco.sampling.day_folder import recover_samples
 from logbuilder import make_events, write_config_file, write_logs
 

@@ -19,7 +19,7 @@ import pytest
 from feco.cli import main
 from feco.evaluation import evaluate_labelled
 from feco.generator import FEATURES, generate_logs, parse_incident
-from feco.sampling import read_sample
+from feco.sample_folder import read_sample
 from logbuilder import FEATURES as SMALL_FEATURES
 from logbuilder import make_events, write_config_file, write_logs
 

@@ -5,7 +5,7 @@ from datetime import date, timedelta
 import polars as pl
 
 from feco import tasks
-from feco.sample_files import WINDOWS_FILE
+from feco.sample_folder import WINDOWS_FILE
 from feco.warehouse import open_for_write
 from logbuilder import make_config
 
