@@ -32,8 +32,8 @@ from pydantic import (
 
 from feco import dimensions
 from feco.errors import ConfigError
-from feco.log_tables import is_table
-from feco.log_tables import resolve as resolve_table
+from feco.sources import is_table
+from feco.sources import resolve as resolve_table
 
 DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60

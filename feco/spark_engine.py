@@ -34,13 +34,13 @@ from feco.config import Config
 from feco.errors import FecoError, UsageError
 from feco.sample_folder import keep_day_query_events
 from feco.sampling import (
-    WindowFiles,
     check_windows,
     replace_day,
     sample_window,
     window_files,
     window_summary_frame,
 )
+from feco.sources.logfiles import WindowFiles
 from feco.storage import Location
 
 

@@ -34,8 +34,8 @@ from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
-from feco.log_tables import is_table
 from feco.sample_folder import STATES_FILE, STATUS_FILE, WINDOWS_FILE, is_sampled, read_sample, sample_files
+from feco.sources import source_for
 from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
@@ -163,7 +163,7 @@ def _logs_as_of(config: Config, as_of: str | None) -> Config:
     """The config reading its log table at ``as_of``, when given."""
     if as_of is None:
         return config
-    if not is_table(config.paths.logs):
+    if not source_for(config).versioned:
         raise UsageError(f"--as-of {as_of} pins a log table's snapshot or version, and the logs are a folder "
                          f"({config.paths.logs})")
     return config.model_copy(update={"paths": config.paths.model_copy(update={"logs_as_of": str(as_of)})})

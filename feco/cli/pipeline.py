@@ -292,11 +292,12 @@ def _query_text(args: argparse.Namespace) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from feco.log_tables import is_table
+    from feco.sources import source_for
     from feco.warehouse import named_query
 
     config, reader = _reader(args)
-    version, unread = _logs_table_version(config) if is_table(config.paths.logs) else (None, None)
+    logs = source_for(config)
+    version, unread = _logs_table_version(logs) if logs.versioned else (None, None)
     with reader as conn:
         row = named_query(conn, "status_days", {"events_per_window": config.sampling.events_per_window,
                                                 "table_version": version}).row(0, named=True)
@@ -306,7 +307,7 @@ def _status(args: argparse.Namespace) -> int:
         followed = _references_followed(conn, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
-    logs_table = _logs_table(config, row, version=version, unread=unread) if is_table(config.paths.logs) else None
+    logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
@@ -360,13 +361,11 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         print(f"NDCG at risk:      {facts['ndcg']}")
 
 
-def _logs_table_version(config) -> tuple[str | None, str | None]:
+def _logs_table_version(logs) -> tuple[str | None, str | None]:
     """The log table's current snapshot id or version, or why it cannot be read (status shows
     the warehouse all the same)."""
-    from feco.log_tables import table_version
-
     try:
-        return table_version(config.paths.logs, catalog=config.paths.iceberg_catalog), None
+        return logs.version(), None
     except FecoError as error:
         return None, str(error)
 
