@@ -108,7 +108,7 @@ def test_executors_without_feco_are_told_to_set_their_python(tmp_path, logs):
 # has written its rows.
 CRASH_ONCE = """
 import os, pathlib
-import feco.sampling as sampling
+import feco.sampling.write as sampling
 
 _write_rows = sampling.write_rows
 
