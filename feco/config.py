@@ -65,7 +65,7 @@ class Paths(_Model):
     # endpoint_url / region_name); feco_daily exports it to the tasks' environment.
     airflow_connection: str | None = None
     # Logs in an Iceberg table (logs = "iceberg:CATALOG/NAMESPACE.TABLE"): the catalog's
-    # properties beside pyiceberg's own configuration (secrets belong there); see feco.log_tables.
+    # properties beside pyiceberg's own configuration (secrets belong there); see feco.sources.iceberg.
     iceberg_catalog: dict[str, str] = Field(default_factory=dict)
     # Logs in a table: read it at this Iceberg snapshot id or Delta version, not the current
     # one (sample_windows.table_version records what each day read). Usually given for one

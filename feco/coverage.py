@@ -61,7 +61,7 @@ def compute_states(
     ----------
     sample
         The day's sampled rows, with a ``window`` column: a frame, or the sample files
-        (``feco.sampling.sample_files``), which DuckDB counts streaming, never holding the
+        (``feco.sample_folder.sample_files``), which DuckDB counts streaming, never holding the
         rows in memory.
     references
         Frozen reference statistics for features whose rule is ``> reference_mean|median``.

@@ -21,6 +21,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from feco.config import Config
+from feco.dimensions import by_source
 from feco.errors import DataError
 
 if TYPE_CHECKING:
@@ -58,11 +59,6 @@ def utc_day(ds: date) -> tuple[datetime, datetime]:
 FILE = "__feco_file"  # a row's file, by its index in a window's LogFiles (feco.sampling); never written
 ROW = "__feco_row"  # a row's position in its file, where a table deletes rows of it; never written
 RESERVED_COLUMNS = ("window", FILE, ROW)  # columns feco adds: the logs must not have them
-# The [logs] key naming the column of each segment dimension, for the error that names it
-# (product_age and age_band both come from the product's first-seen date).
-SEGMENT_KEYS = {"product_group": ("product_group",), "region": ("region",), "query": ("query_band",),
-                "product_first_seen": ("product_age", "age_band")}
-
 
 
 class LogFiles(NamedTuple):
@@ -143,7 +139,7 @@ def check_columns(columns: pl.Schema, source: str, *, config: Config) -> None:
     if not isinstance(columns[logs.timestamp], pl.Datetime):
         raise DataError(f"timestamp column '{logs.timestamp}' is {columns[logs.timestamp]}, not a timestamp ({source})")
     used = {d for dims in config.segments.names() for d in dims}
-    for key, dimensions in SEGMENT_KEYS.items():
+    for key, dimensions in by_source().items():  # the [logs] key of each dimension, for the error
         wanted = [d for d in dimensions if d in used]
         if wanted and getattr(logs, key) not in columns:
             raise DataError(f"segment column '{getattr(logs, key)}' (for the {' and '.join(wanted)} segments) is not "
