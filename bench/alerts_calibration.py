@@ -35,7 +35,7 @@ LEVELS = (1e-2, 1e-3, 1e-4)
 
 def series_pvalues(conn, config, ds) -> pl.DataFrame:
     """Per judged, pageable series of ``ds``: rule, feature, p-value under the model, alpha."""
-    from feco.alerts.detect import _pageable, alert_inputs, judged_on_history
+    from feco.alerts.detect import _pageable, alert_inputs, day_alpha, judged_on_history
     from feco.alerts.rules.decay import _series
 
     settings = config.alerts
@@ -63,7 +63,7 @@ def series_pvalues(conn, config, ds) -> pl.DataFrame:
     # of; the rules' practical margins judge it
     frame = pl.concat([drop, decay, missing]).drop_nulls().filter((pl.col("df") >= 1) & pl.col("z").is_finite())
     p = stats.t.sf(frame["z"].to_numpy(), frame["df"].to_numpy())
-    return frame.with_columns(pl.Series("p", p), pl.lit(ds).alias("ds"), pl.lit(inputs["alpha"][0]).alias("alpha"))
+    return frame.with_columns(pl.Series("p", p), pl.lit(ds).alias("ds"), pl.lit(day_alpha(inputs, settings)).alias("alpha"))
 
 
 def clean_days(case) -> set:

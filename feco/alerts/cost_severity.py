@@ -31,8 +31,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from feco.alerts.incidents import COLLAPSE, DECAY, DROP, contains
-from feco.alerts.rules import segment_name
+from feco.alerts.incidents import contains
+from feco.alerts.rules import COSTED, registry, segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Config, CostTiers, SeveritySettings
 from feco.sample_folder import is_sampled
@@ -46,7 +46,6 @@ COST_SCHEMA = {
     "d_ndcg4": pl.Float64, "d_ndcg4_low": pl.Float64, "d_ndcg4_high": pl.Float64,
     "d_ndcg8": pl.Float64, "d_ndcg8_low": pl.Float64, "d_ndcg8_high": pl.Float64, "severity": pl.String,
 }
-COST_RULES = (DROP, DECAY, COLLAPSE)
 # A feature under this share of the model's SHAP never pages above its coverage tier on cost.
 BARELY_USED = 0.01
 # A loss share this much above the one last replayed is replayed again (a growing decay):
@@ -226,7 +225,7 @@ def with_cost_severity(alerts: pl.DataFrame, incidents: pl.DataFrame, costs: pl.
     texts = {alert_id: "; " + describe_cost(cost) for alert_id, cost in attached.items()}
     costed = pl.col("alert_id").is_in(list(attached))
     return alerts.with_columns(
-        pl.when(costed & pl.col("rule").is_in(COST_RULES))
+        pl.when(costed & pl.col("rule").is_in(registry.names(COSTED)))
         .then(pl.col("alert_id").replace_strict(tiers_of, default=None)).otherwise(pl.col("severity")).alias("severity"),
         pl.when(costed).then(pl.col("detail") + pl.col("alert_id").replace_strict(texts, default=""))
         .otherwise(pl.col("detail")).alias("detail"))

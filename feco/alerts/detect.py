@@ -11,23 +11,16 @@ import polars as pl
 
 from feco.alerts.budget import series_alpha
 from feco.alerts.rollup import roll_up
-from feco.alerts.rules import FIRED_SCHEMA
+from feco.alerts.rules import ABNORMAL_DAY, FIRED_SCHEMA, registry
 from feco.alerts.rules.collapse import CollapseRule
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
-from feco.alerts.rules.floor import FloorRule
-from feco.alerts.rules.missing import (
-    MISSING_COLUMN,
-    MissingValuesRule,
-    describe_missing_column,
-    missing_columns,
-)
-from feco.alerts.rules.volume import VOLUME_DROP, describe_volume_drop, volume_collapse
+from feco.alerts.rules.missing import missing_columns
+from feco.alerts.rules.volume import volume_collapse
 from feco.alerts.severity import severity
 from feco.config import Alerts, Config, Incidents, ReferencePeriod, Segments
 from feco.warehouse import named_query
 
-RULES = (DropRule(), DecayRule(), FloorRule(), MissingValuesRule(), CollapseRule())
 # A day further than this many robust sds (1.4826 x the median absolute deviation) from its
 # series' usual level is left out of the spread (and, below it, out of the level): a failure's
 # days, and no more than a normal series' tail (under a normal, one day in 16,000).
@@ -83,14 +76,16 @@ def judge_day(
     eligible = inputs.filter(pl.col("n_rows") >= settings.min_rows)
     warm = judged_on_history(inputs, settings)
     pageable = inputs.filter(_pageable(settings.incidents))
+    alpha = day_alpha(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds))]
-    for rule in RULES:
+    for rule in registry.RULES:
         if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
             continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
         judged = warm if rule.needs_history else pageable if getattr(rule, "pageable_only", False) else eligible
-        found.append(rule.detect(judged, settings))
+        found.append(rule.detect(judged, settings, alpha))
     alerts = _with_ids(_collapse_where_no_drop(pl.concat(found)), ds)
-    coverage_alerts = alerts.filter(pl.col("feature").is_not_null() & (pl.col("rule") != MISSING_COLUMN))
+    # the input rules' alerts roll up across segments; the day's own (volume, a column gone) stand alone
+    coverage_alerts = alerts.filter(pl.col("rule").is_in(registry.input_rule_names()))
     rolled = pl.concat([
         roll_up(coverage_alerts, inputs),
         alerts.join(coverage_alerts, on="alert_id", how="anti").with_columns(
@@ -135,8 +130,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     judged against their previous days as today's mix of age bands would have given them),
     its upstream source (``sources``), how much its weekly level wanders
     (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
-    compare siblings, and the day's per-series false-alarm rate ``alpha`` under the false-page
-    budget (``feco.alerts.budget``).
+    compare siblings (the day's per-series false-alarm rate is :func:`day_alpha`).
 
     Examples
     --------
@@ -166,26 +160,29 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     risen = inputs.filter(pl.col("risen_since").is_not_null())
     wander = named_query(conn, "decay_wander", {
         "ds": ds, "ref_start": reference.start if reference else ds, "wander_days": alerts.decay.wander_days,
-        "min_rows": alerts.min_rows, "bands_from": bands_from,
+        "min_rows": alerts.min_rows, "bands_from": bands_from, **registry.rule_lists(ABNORMAL_DAY),
         **{f"risen_{name}": risen[column].to_list() for name, column in (
             ("features", "feature"), ("dims", "segment_dim"), ("values", "segment_value"), ("since", "risen_since"))},
     }).rename({"weeks": "wander_weeks"})
     source_of = {feature: name for name, features in (sources or {}).items() for feature in features}
-    inputs = inputs.join(wander, on=["feature", "segment_dim", "segment_value"], how="left").with_columns(
+    return inputs.join(wander, on=["feature", "segment_dim", "segment_value"], how="left").with_columns(
         pl.col("feature").replace_strict(source_of, default=None, return_dtype=pl.String).alias("source"),
         ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
         ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
     )
-    return inputs.with_columns(pl.lit(series_alpha(alerts.false_pages_per_week, _judged_series(inputs, alerts)))
-                               .alias("alpha"))
 
 
-def _judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:
-    """The (rule, feature, segment) series that could page today: a drop and a missing-values
-    series for every feature and pageable segment with enough rows, a decay series where it
-    has a reference."""
+def day_alpha(inputs: pl.DataFrame, settings: Alerts) -> float:
+    """The day's per-series false-alarm rate under the false-page budget (``feco.alerts.budget``),
+    passed to every rule."""
+    return series_alpha(settings.false_pages_per_week, judged_series(inputs, settings))
+
+
+def judged_series(inputs: pl.DataFrame, settings: Alerts) -> int:
+    """The (rule, feature, segment) series that could page today: each rule's series
+    (``budget_series``) among the features and pageable segments with enough rows."""
     judged = inputs.filter((pl.col("n_rows") >= settings.min_rows) & _pageable(settings.incidents))
-    return 2 * judged.height + judged.filter(pl.col("reference").is_not_null()).height
+    return sum(rule.budget_series(judged) for rule in registry.RULES)
 
 
 def _pageable(incidents: Incidents) -> pl.Expr:
@@ -252,11 +249,6 @@ def unjudged(pageable: pl.DataFrame, settings: Alerts, *, ds: date, history_days
     return pl.DataFrame([(ds, *row) for row in rows], schema=UNJUDGED_SCHEMA, orient="row")
 
 
-# Each rule says what its alerts mean (the detail line), by rule name.
-DESCRIBE = {rule.name: rule.describe for rule in RULES} | {
-    VOLUME_DROP: describe_volume_drop, MISSING_COLUMN: describe_missing_column}
-
-
 def _with_ids(alerts: pl.DataFrame, ds: date) -> pl.DataFrame:
     keys = alerts.select("feature", "segment_dim", "segment_value", "rule").iter_rows()
     ids = [hashlib.sha1(f"{ds}|{f}|{d}|{v}|{r}".encode()).hexdigest()[:16] for f, d, v, r in keys]
@@ -274,7 +266,7 @@ def _finish(alerts: pl.DataFrame, ds: date, importance: dict[str, float] | None,
         # A model that does not use a feature gives it share 0, not "unknown".
         share = importance.get(row["feature"], 0.0) if importance and row["feature"] else None
         change = ndcg_change.get((row["segment_dim"], row["segment_value"])) if row["feature"] else None
-        detail = DESCRIBE[row["rule"]](row)
+        detail = registry.rule_named(row["rule"]).describe(row)  # each rule says what its alerts mean
         if change is not None:
             # Fewer than 7 days may have been scored (a new model, a gap): say what the mean is over.
             detail += f"; NDCG@8 {change:+.3f} vs the mean of the days scored in the 7 before"

@@ -8,7 +8,7 @@ from datetime import date
 import duckdb
 import polars as pl
 
-from feco.alerts.detect import alert_inputs, judged_on_history
+from feco.alerts.detect import alert_inputs, day_alpha, judged_on_history
 from feco.alerts.rules.drop import DropRule
 from feco.config import Alerts
 
@@ -39,6 +39,6 @@ def expected_coverage(conn: duckdb.DuckDBPyConnection, days: list[date], *, aler
     frames = [pl.DataFrame(schema=BAND_SCHEMA)]
     for ds in days:
         inputs = alert_inputs(conn, ds, alerts=alerts, moving_average_days=moving_average_days)
-        band = rule.band(judged_on_history(inputs, alerts), alerts).drop_nulls("expected")
+        band = rule.band(judged_on_history(inputs, alerts), alerts, day_alpha(inputs, alerts)).drop_nulls("expected")
         frames.append(band.with_columns(pl.lit(ds).alias("ds")).select(BAND_SCHEMA.keys()))
     return pl.concat(frames)

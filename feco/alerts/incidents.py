@@ -32,12 +32,12 @@ from datetime import date
 
 import polars as pl
 
-from feco.alerts.rules import segment_name
+from feco.alerts.rules import COVERAGE, LEARNT, STEP, registry, segment_name
+from feco.alerts.rules.decay import DecayRule
+from feco.alerts.rules.drop import DropRule
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Incidents
 
-DROP, DECAY, COLLAPSE = "drop_vs_moving_average", "decay_vs_reference", "collapse"
-COVERAGE_RULES = (DROP, DECAY, "below_floor", COLLAPSE)
 SCHEMA = {
     "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
     "segment_value": pl.String, "opened_ds": pl.Date, "status": pl.String, "severity": pl.String,
@@ -48,13 +48,6 @@ SCHEMA = {
     "message_id": pl.String, "detail": pl.String, "source": pl.String, "features": pl.List(pl.String),
     "not_paged": pl.String,
 }
-# Rules whose alert marks a failure that starts on one day: several features of one source
-# failing so on the same day in the same segment are one outage.
-STEP_RULES = (DROP, "missing_values", "below_floor", COLLAPSE)
-# Rules judged against a weekly pattern: before page_after_days of history a weekend's usual
-# swing looks like their failure (a first Saturday with other searches, other NULLs), so they
-# list and do not page; a collapse, a floor or a missing column pages from the start.
-LEARNT_RULES = (DROP, "missing_values")
 
 
 def track_incidents(
@@ -155,7 +148,7 @@ class _Day:
         incident whose segment its rows cross resolved within the moving average's days (whose
         bad days the 7-day average still holds: an outage of established products is in all
         traffic's average too)."""
-        if alert["rule"] != DECAY:
+        if alert["rule"] != DecayRule.name:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         if today is not None and today >= alert["threshold"]:
@@ -229,7 +222,7 @@ class _Day:
                     continue
                 head = self._headline(live[feature])
                 covering = self._covering(incidents, feature)
-                if head["rule"] in STEP_RULES and _holder(covering, head) is None and not any(
+                if head["rule"] in registry.names(STEP) and _holder(covering, head) is None and not any(
                         contains(_segment(head), _segment(state)) for state in covering):
                     heads.setdefault(_segment(head), []).append(head)
             for segment, failing in sorted(heads.items()):
@@ -295,8 +288,10 @@ class _Day:
         settings = self.settings
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[settings.page_min_severity]:
             return f"not paged: {head['severity']}, milder than page_min_severity ({settings.page_min_severity})"
-        if head["rule"] in LEARNT_RULES and self.history_days < settings.page_after_days:
-            what = "drops" if head["rule"] == DROP else "NULL rises"
+        # a rule judged against a weekly pattern: before two of every weekday a weekend's usual
+        # swing looks like its failure; a collapse, a floor or a missing column pages from the start
+        if head["rule"] in registry.names(LEARNT) and self.history_days < settings.page_after_days:
+            what = "drops" if head["rule"] == DropRule.name else "NULL rises"
             return (f"not paged: {self.history_days} days of history, {what} page from {settings.page_after_days} "
                     "(page_after_days: the weekly pattern is learnt from two of every weekday)")
         if " x " in head["segment_dim"] and not settings.page_crosses:
@@ -387,7 +382,7 @@ def _spread(incidents: list[dict], live: list[dict]) -> None:
     then in another, before all traffic, and is one incident, paged once. Steps are left
     alone: a sudden outage shows everywhere it is on its first day, and a small cell's noise
     the same day must not carry it to all traffic."""
-    live = [alert for alert in live if alert["rule"] == DECAY]
+    live = [alert for alert in live if alert["rule"] == DecayRule.name]
     firing = [state for state in incidents
               if not state["paged_rank"] and any(contains(_segment(state), _segment(alert)) for alert in live)]
     if not firing:
@@ -421,13 +416,13 @@ def _seniority(state: dict) -> tuple:
 
 
 def _held_decays(alerts: list[dict], incidents: list[dict]) -> dict[str, dict]:
-    """{DECAY: the incident} when one holds the decays' roll-up headline (their one alert
+    """{the decay rule: the incident} when one holds the decays' roll-up headline (their one alert
     without a parent): the 7-day average holds an outage's days in every segment its rows
     cross, and those decays are grouped under the outage's own. A step elsewhere is another
     failure, even when grouped under a larger one."""
-    heads = [alert for alert in alerts if alert["rule"] == DECAY and alert["parent_id"] is None]
+    heads = [alert for alert in alerts if alert["rule"] == DecayRule.name and alert["parent_id"] is None]
     home = _holder(incidents, heads[0]) if len(heads) == 1 else None
-    return {DECAY: home} if home is not None else {}
+    return {DecayRule.name: home} if home is not None else {}
 
 
 def _holder(incidents: list[dict], alert: dict) -> dict | None:
@@ -451,7 +446,7 @@ def _segment(row: dict) -> tuple[str, str]:
 
 def _floor(alert: dict) -> float | None:
     """The coverage below which the alert's segment is not back to normal."""
-    return alert["threshold"] if alert["rule"] in COVERAGE_RULES else None
+    return alert["threshold"] if alert["rule"] in registry.names(COVERAGE) else None
 
 
 def _size(alert: dict) -> float:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-FIXED = {"below_floor": "critical", "missing_column": "critical", "missing_values": "high",
-         "volume_drop": "high"}
+from feco.alerts.rules import registry
+
 TIERS = ((0.5, "critical"), (0.25, "high"), (0.10, "medium"))
 # A feature with less than a quarter of an average feature's importance barely moves ranking.
 UNUSED_WEIGHT = 0.25
@@ -21,13 +21,15 @@ def severity(rule: str, drop_rel: float | None, importance: float | None, n_feat
 
     Examples
     --------
-    >>> severity("drop_vs_moving_average", 0.6, None, 30)
+    >>> from feco.alerts.rules.drop import DropRule
+    >>> severity(DropRule.name, 0.6, None, 30)
     'critical'
-    >>> severity("drop_vs_moving_average", 0.9, 0.001, 30)
+    >>> severity(DropRule.name, 0.9, 0.001, 30)
     'low'
     """
-    if rule in FIXED:
-        return FIXED[rule]
+    fixed = registry.rule_named(rule)
+    if fixed is not None and fixed.severity is not None:  # rules that say the data broke keep their tier
+        return fixed.severity
     size = abs(drop_rel or 0.0)
     if importance is not None:
         weight = importance * n_features

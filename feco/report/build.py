@@ -11,11 +11,8 @@ from urllib.parse import quote as url_quote
 import polars as pl
 
 from feco.alerts.channels import incident_command, incident_sql
-from feco.alerts.rules.collapse import CollapseRule
-from feco.alerts.rules.decay import DecayRule
-from feco.alerts.rules.drop import DropRule
-from feco.alerts.rules.floor import FloorRule
-from feco.alerts.rules.missing import MISSING_COLUMN, MissingValuesRule
+from feco.alerts.rules import registry
+from feco.alerts.rules.missing import MissingColumnRule
 from feco.config import Alerts, Config
 from feco.report.cube import heatmap_grids, pack_cube
 from feco.report.data import ReportData, load_report_data
@@ -31,15 +28,6 @@ from feco.report.page import (
 from feco.warehouse import open_read_only
 
 COLD_START_DIMS = ("product_age", "region")
-# What each rule's observed value is, and on which side of its threshold the rule fires: a
-# coverage rule fires below its line, the missing-values rule above it (a NULL share rising).
-MEASURES = {
-    DropRule.name: ("coverage", "below"),
-    DecayRule.name: ("7-day average coverage", "below"),
-    FloorRule.name: ("coverage", "below"),
-    CollapseRule.name: ("coverage", "below"),
-    MissingValuesRule.name: ("NULL or NaN share", "above"),
-}
 
 
 def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
@@ -192,16 +180,23 @@ def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, st
 
 def _measured(row: dict) -> str | None:
     """What the headline's rule saw, named: 'coverage 4.6%', 'NULL or NaN share 53.4%'."""
-    if row["rule"] == MISSING_COLUMN:
+    if row["rule"] == MissingColumnRule.name:
         return "column missing from the logs"
-    measure = MEASURES.get(row["rule"], ("value", None))[0]
+    measure = _measure(row["rule"])[0]
     return None if row["observed"] is None else f"{measure} {row['observed']:.1%}"
 
 
 def _fires(row: dict) -> str | None:
     """The line the headline's rule fires at, with its side: 'below 29.8%', 'above 17.8%'."""
-    side = MEASURES.get(row["rule"], (None, None))[1]
+    side = _measure(row["rule"])[1]
     return None if side is None or row["threshold"] is None else f"{side} {row['threshold']:.1%}"
+
+
+def _measure(rule: str) -> tuple[str, str | None]:
+    """What a rule's observed value is, and on which side of its threshold it fires: a coverage
+    rule below its line, the missing-values rule above it (a NULL share rising)."""
+    known = registry.rule_named(rule)
+    return known.measure if known else ("value", None)
 
 
 def _next_steps(row: dict, upstream: dict[str, dict[str, str]]) -> str:

@@ -12,6 +12,7 @@ import duckdb
 import polars as pl
 
 from feco.alerts.expectation import expected_coverage
+from feco.alerts.rules import COVERAGE, registry
 from feco.config import Alerts
 from feco.errors import DataError, UsageError
 from feco.sql_files import schema_relations
@@ -86,7 +87,7 @@ def load_report_data(conn: duckdb.DuckDBPyConnection, *, segment_dim: str = "all
     return ReportData(
         coverage=coverage,
         band=expected_coverage(conn, days, alerts=alerts or Alerts(), moving_average_days=moving_average_days),
-        marks=named_query(conn, "report_alert_marks"),
+        marks=named_query(conn, "report_alert_marks", registry.rule_lists(COVERAGE)),
         incidents=named_query(conn, "report_incidents"),
         **optional,
     )

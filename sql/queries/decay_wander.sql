@@ -4,13 +4,15 @@
 -- membership, campaigns). This measures that movement from whole weeks: 7-day blocks counted
 -- back from the day before $ds to $ref_start, at most $wander_days back (query-band segments
 -- from $bands_from on: bands drawn from fewer days than their window are not the same segment).
--- A week holding a day that raised a step alert (a drop or values turning NULL) for the
+-- A week holding a day that raised an alert of a rule in $abnormal_day_rules (a drop, values
+-- turning NULL, a collapse) for the
 -- feature in the segment or in all traffic is not a whole week of normal days: an outage of
 -- one feature must not widen the wander its segment's (or its source's) other features are
 -- judged with.
 -- Inputs: feco_daily, feature_rules, alerts (earlier days'). Days counted under another coverage
 -- rule than ds's are another series, left out.
--- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from; $risen_features,
+-- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from; $abnormal_day_rules (rule
+-- names, from feco.alerts.rules.registry); $risen_features,
 -- $risen_dims, $risen_values, $risen_since (parallel lists, the series whose reference rose).
 -- A series whose decay reference followed a rise (a launch, a rollout: $risen_* lists them
 -- and the day the rise had held, from alert_inputs) counts its weeks from then: its weeks
@@ -40,7 +42,7 @@ daily AS (
 step_days AS (
     SELECT DISTINCT ds, feature, segment_dim, segment_value
     FROM alerts
-    WHERE rule IN ('drop_vs_moving_average', 'missing_values', 'collapse')
+    WHERE list_contains($abnormal_day_rules, rule)
 ),
 blocks AS (
     SELECT daily.feature, daily.segment_dim, daily.segment_value,

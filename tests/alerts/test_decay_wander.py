@@ -3,6 +3,7 @@ feature must not widen the null its segment's and its source's other features ar
 
 from datetime import date, timedelta
 
+from feco.alerts.rules import ABNORMAL_DAY, registry
 from feco.warehouse import named_query, open_for_write
 from logbuilder import make_config
 
@@ -25,6 +26,7 @@ def wander(tmp_path, *, alerted: bool) -> dict:
                              "VALUES (?, ?, 'f_dense', 'all', 'all', 'drop_vs_moving_average', 'critical', 'open')", [ds, f"a{offset}"])
         row = named_query(conn, "decay_wander", {"ds": DS, "ref_start": START, "wander_days": 84,
                                                  "min_rows": 100, "bands_from": START, "risen_features": [],
+                                                 **registry.rule_lists(ABNORMAL_DAY),
                                                  "risen_dims": [], "risen_values": [], "risen_since": []}).row(0, named=True)
     return row
 

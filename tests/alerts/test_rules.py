@@ -27,7 +27,7 @@ def inputs(**columns) -> pl.DataFrame:
                 "reference": 0.5, "reference_days": 7, "noise_sd": 0.0, "noise_df": MANY,
                 "wander_weeks": 4, "week_var": 0.0, "rest_reference": None, "ratio_ma7": None, "rest_ratio": None,
                 "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
-                "rest_baseline": None, "rest_baseline_sd": None, "alpha": ALPHA_3SD,
+                "rest_baseline": None, "rest_baseline_sd": None,
                 "missing_sd": None, "missing_df": None, "source": None,
                 "history_overlap": None, "reference_overlap": None, "history_min": None, "history_days": 7,
                 "risen_reference": None, "risen_rest_reference": None}
@@ -51,7 +51,7 @@ def inputs(**columns) -> pl.DataFrame:
 )
 def test_drop_rule_needs_every_margin(observed, std_error, baseline_sd, fires):
     frame = inputs(observed=observed, std_error=std_error, baseline_sd=baseline_sd)
-    fired = DropRule().detect(frame, Alerts())
+    fired = DropRule().detect(frame, Alerts(), ALPHA_3SD)
     assert fired.height == int(fires)
     if fires:
         row = fired.row(0, named=True)
@@ -62,16 +62,16 @@ def test_drop_rule_needs_every_margin(observed, std_error, baseline_sd, fires):
 
 def test_drop_rule_absolute_margin_protects_low_coverage_features():
     frame = inputs(observed=0.035, baseline=0.05, std_error=0.001)  # -30% but only 1.5 points
-    assert DropRule().detect(frame, Alerts()).height == 0
+    assert DropRule().detect(frame, Alerts(), ALPHA_3SD).height == 0
 
 
 def test_drop_rule_persistence_counts_windows_below_the_threshold():
     coverages = [[0.3, 0.3, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5]]
     frame = inputs(observed=0.42, window_coverages=coverages)
     settings = Alerts.model_validate({"drop": {"min_windows": 3}})
-    assert DropRule().detect(frame, settings).height == 1
+    assert DropRule().detect(frame, settings, ALPHA_3SD).height == 1
     settings = Alerts.model_validate({"drop": {"min_windows": 4}})
-    assert DropRule().detect(frame, settings).height == 0
+    assert DropRule().detect(frame, settings, ALPHA_3SD).height == 0
 
 
 @pytest.mark.parametrize(("observed", "rest_baseline", "against_rest", "fires"), [
@@ -88,7 +88,7 @@ def test_drop_rule_judges_a_segment_against_the_rest_of_traffic(observed, rest_b
                    window_coverages=[[observed] * 8], rest_baseline=rest_baseline,
                    rest_baseline_sd=None if rest_baseline is None else 0.01)
     settings = Alerts.model_validate({"drop": {"against_rest": against_rest, "min_windows": 5}})
-    fired = DropRule().detect(frame, settings)
+    fired = DropRule().detect(frame, settings, ALPHA_3SD)
     assert fired.height == int(fires)
     if fires:
         row = fired.row(0, named=True)
@@ -104,9 +104,9 @@ def test_a_swing_of_all_traffic_is_judged_once_in_all_traffic_not_in_every_segme
     frame = inputs(segment_dim=["all", "region"], segment_value=["all", "DE"], observed=0.40, baseline=0.5,
                    baseline_sd=0.01, window_coverages=[[0.40] * 8] * 2, rest_baseline=[None, 0.41],
                    rest_baseline_sd=[None, 0.01])
-    fired = DropRule().detect(frame, Alerts())
+    fired = DropRule().detect(frame, Alerts(), ALPHA_3SD)
     assert fired["segment_dim"].to_list() == ["all"]
-    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"against_rest": False}}))
+    fired = DropRule().detect(frame, Alerts.model_validate({"drop": {"against_rest": False}}), ALPHA_3SD)
     assert fired["segment_dim"].to_list() == ["all", "region"]
 
 
@@ -114,16 +114,16 @@ def test_a_segment_of_other_product_ages_than_its_history_is_not_judged_by_it():
     # a monthly batch of new products replaces the last: 0d products today, 14-29d before
     fell = {"observed": 0.3, "coverage_ma7": 0.3, "segment_dim": "product_age", "segment_value": "new"}
     same, replaced = (inputs(**fell, history_overlap=o, reference_overlap=o) for o in (0.9, 0.1))
-    assert DropRule().detect(same, Alerts()).height == 1
-    assert DecayRule().detect(same, Alerts()).height == 1
-    assert DropRule().detect(replaced, Alerts()).height == 0
-    assert DecayRule().detect(replaced, Alerts()).height == 0
+    assert DropRule().detect(same, Alerts(), ALPHA_3SD).height == 1
+    assert DecayRule().detect(same, Alerts(), ALPHA_3SD).height == 1
+    assert DropRule().detect(replaced, Alerts(), ALPHA_3SD).height == 0
+    assert DecayRule().detect(replaced, Alerts(), ALPHA_3SD).height == 0
 
 
 def test_decay_rule_compares_the_moving_average_with_the_frozen_reference():
     frame = inputs(feature=["slow", "fine", "no_ref"], coverage_ma7=[0.40, 0.48, 0.1],
                    reference=[0.5, 0.5, None])
-    fired = DecayRule().detect(frame, Alerts())
+    fired = DecayRule().detect(frame, Alerts(), ALPHA_3SD)
     assert fired["feature"].to_list() == ["slow"]
     assert fired.row(0, named=True)["observed"] == pytest.approx(0.40)
     assert fired.row(0, named=True)["baseline"] == pytest.approx(0.5)
@@ -135,9 +135,9 @@ def test_a_decay_needs_the_budgets_critical_value_of_the_days_noise():
     # at 3), and 2.9 with noise 0.075
     frame = inputs(feature=["calm", "noisy"], coverage_ma7=0.40, reference=0.5, reference_days=14,
                    noise_sd=[0.07, 0.075])
-    assert DecayRule().detect(frame, Alerts())["feature"].to_list() == ["calm"]
+    assert DecayRule().detect(frame, Alerts(), ALPHA_3SD)["feature"].to_list() == ["calm"]
     fewer_days = inputs(coverage_ma7=0.40, reference=0.5, reference_days=14, noise_sd=0.07, noise_df=12.0)
-    assert DecayRule().detect(fewer_days, Alerts()).is_empty()  # t on 12 df, not the normal
+    assert DecayRule().detect(fewer_days, Alerts(), ALPHA_3SD).is_empty()  # t on 12 df, not the normal
 
 
 def test_a_segment_whose_weekly_level_wanders_does_not_decay_on_its_wander():
@@ -151,8 +151,8 @@ def test_a_segment_whose_weekly_level_wanders_does_not_decay_on_its_wander():
     calm = churning.with_columns(pl.lit("established").alias("segment_value"),
                                  pl.Series("week_var", [0.004, 0.00006, 0.00006]))
     settings = Alerts.model_validate({"drop": {"against_rest": False}})
-    assert DecayRule().detect(churning, settings).is_empty()
-    assert DecayRule().detect(calm, settings)["feature"].to_list() == ["a"]
+    assert DecayRule().detect(churning, settings, ALPHA_3SD).is_empty()
+    assert DecayRule().detect(calm, settings, ALPHA_3SD)["feature"].to_list() == ["a"]
 
 
 def test_a_segment_decays_against_the_rest_of_traffic():
@@ -162,7 +162,7 @@ def test_a_segment_decays_against_the_rest_of_traffic():
                    coverage_ma7=0.40, reference=0.5, reference_days=14, noise_sd=0.01,
                    rest_reference=[None, 1.0, 1.0], ratio_ma7=[None, 1.0, 0.8], rest_ratio=[None, 1.0, 0.8],
                    ratio_noise_sd=[None, 0.01, 0.01], ratio_noise_df=[None, MANY, MANY], ratio_week_var=0.0)
-    fired = DecayRule().detect(frame, Alerts())
+    fired = DecayRule().detect(frame, Alerts(), ALPHA_3SD)
     assert fired["segment_value"].to_list() == ["all", "FR"]
     fr = fired.row(1, named=True)
     assert fr["observed"] == pytest.approx(0.40) and fr["baseline"] == pytest.approx(0.5)  # at its usual ratio
@@ -171,7 +171,7 @@ def test_a_segment_decays_against_the_rest_of_traffic():
 
 def test_a_decays_tier_follows_the_loss_it_has_reached_not_its_lagging_average():
     frame = inputs(coverage_ma7=0.35, observed=0.22, reference=0.5, reference_days=14, noise_sd=0.01)
-    fired = DecayRule().detect(frame, Alerts()).row(0, named=True)
+    fired = DecayRule().detect(frame, Alerts(), ALPHA_3SD).row(0, named=True)
     assert fired["drop_rel"] == pytest.approx(0.3) and fired["severity_drop"] == pytest.approx(0.56)
 
 
@@ -188,16 +188,16 @@ def test_more_series_or_a_spread_learnt_from_fewer_days_widen_the_critical_value
 def test_floor_rule_only_for_configured_features():
     frame = inputs(feature=["a", "b"], observed=[0.7, 0.1])
     settings = Alerts.model_validate({"floor": {"a": 0.8}})
-    fired = FloorRule().detect(frame, settings)
+    fired = FloorRule().detect(frame, settings, ALPHA_3SD)
     assert fired["feature"].to_list() == ["a"] and fired["threshold"].to_list() == [0.8]
-    assert FloorRule().detect(frame, Alerts()).height == 0
+    assert FloorRule().detect(frame, Alerts(), ALPHA_3SD).height == 0
 
 
 def test_missing_values_rule_tracks_null_apart_from_zero():
     frame = inputs(feature=["nulls", "zeros", "first_day", "no_spread_yet"], missing_share=[0.3, 0.0, 0.5, 0.3],
                    baseline_missing=[0.02, 0.0, None, 0.02], observed=[0.1, 0.1, 0.1, 0.1],
                    missing_sd=[0.01, 0.01, None, None], missing_df=[20.0, 20.0, None, None])
-    fired = MissingValuesRule().detect(frame, Alerts())
+    fired = MissingValuesRule().detect(frame, Alerts(), ALPHA_3SD)
     assert fired["feature"].to_list() == ["nulls"]  # no spread learnt yet: not judged (noise of a first week)
     assert missing_columns(["gone"]).row(0, named=True)["rule"] == "missing_column"
 
@@ -208,7 +208,7 @@ def test_missing_values_that_swing_as_usual_do_not_fire():
     # (sd 0) fires on the 5-point amount alone.
     frame = inputs(feature=["swinging", "never_null"], missing_share=[0.22, 0.07], baseline_missing=[0.12, 0.0],
                    missing_sd=[0.04, 0.0], missing_df=[20.0, 20.0])
-    assert MissingValuesRule().detect(frame, Alerts())["feature"].to_list() == ["never_null"]
+    assert MissingValuesRule().detect(frame, Alerts(), ALPHA_3SD)["feature"].to_list() == ["never_null"]
 
 
 def test_volume_collapse_needs_history_and_a_real_collapse():

@@ -3,6 +3,11 @@
 A rule looks at the day's inputs, one row per feature and segment (see
 ``sql/queries/alert_inputs.sql``), and returns the rows that fire, with the observed value,
 the baseline and the threshold that made each fire. A fired alert is a row, not an exception.
+
+Each rule says what it is (its name, its kinds, a fixed tier if any, what its observed value
+measures) and how many series it adds to the false-page budget; ``registry.RULES`` lists them,
+and every place that treats rules alike (detect, the budget, incidents, severity, cost, the
+report) reads them there, SQL through lists of rule names bound from ``registry.rule_lists``.
 """
 
 from __future__ import annotations
@@ -30,15 +35,45 @@ FIRED_SCHEMA = {
 }
 
 
+# The kinds a rule may be of (``Rule.kinds``); the places that treat rules alike ask for one.
+# Its observed value is a coverage: its threshold is the segment's normal floor (an incident
+# resolves above it), and the report marks its alerts on the coverage trends.
+COVERAGE = "coverage"
+# It marks a failure that starts on one day: several features of one source failing so on the
+# same day in the same segment are one outage.
+STEP = "step"
+# It is judged against a weekly pattern: before page_after_days of history a weekend's usual
+# swing looks like its failure, so it lists and does not page.
+LEARNT = "learnt"
+# Its tier follows what its incident's loss costs the ranker, where that cost is known.
+COSTED = "costed"
+# A day it fires on is not a normal day: the decay rule's wander leaves that week out.
+ABNORMAL_DAY = "abnormal_day"
+KINDS = (COVERAGE, STEP, LEARNT, COSTED, ABNORMAL_DAY)
+
+
 class Rule(Protocol):
     name: str
-    needs_history: bool
-
-    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
-        """The rows of ``inputs`` that fire, in ``FIRED_SCHEMA``."""
+    kinds: frozenset[str]
+    severity: str | None  # a fixed tier, whatever the drop (None: from the drop and the ranker)
+    measure: tuple[str, str | None]  # what its observed value is, and the side of the threshold it fires on
 
     def describe(self, alert: dict) -> str:
         """One readable line for a fired row: what dropped where, against what, by how much."""
+
+
+class InputRule(Rule, Protocol):
+    """A rule judged on the day's inputs, one row per feature and segment."""
+
+    needs_history: bool
+
+    def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
+        """The rows of ``inputs`` that fire, in ``FIRED_SCHEMA``; ``alpha`` is the day's
+        per-series false-alarm rate under the false-page budget (``feco.alerts.budget``)."""
+
+    def budget_series(self, judged: pl.DataFrame) -> int:
+        """How many series this rule judges among ``judged`` (the pageable rows with enough
+        sampled rows): its share of the false-page budget's N."""
 
 
 def segment_name(row: dict) -> str:

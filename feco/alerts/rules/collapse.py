@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import coverage_line, drop_columns, fired
+from feco.alerts.rules import ABNORMAL_DAY, COSTED, COVERAGE, STEP, coverage_line, drop_columns, fired
 from feco.config import Alerts
 
 # Below this share of the lowest earlier day's coverage.
@@ -25,10 +25,13 @@ MIN_EXPECTED_COVERED = 40
 
 class CollapseRule:
     name = "collapse"
+    kinds = frozenset({COVERAGE, STEP, COSTED, ABNORMAL_DAY})
+    severity = None
+    measure = ("coverage", "below")
     needs_history = False  # one earlier day is enough
     pageable_only = True  # segments that can page, under min_rows too: its own guard keeps noise out
 
-    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         if inputs.is_empty():
             return fired(inputs, self.name)
         floor = pl.col("history_min") * COLLAPSE_SHARE
@@ -41,6 +44,9 @@ class CollapseRule:
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
         return fired(firing, self.name)
+
+    def budget_series(self, judged: pl.DataFrame) -> int:
+        return 0  # its own guard (MIN_EXPECTED_COVERED) keeps noise out, not the budget
 
     def describe(self, alert: dict) -> str:
         return coverage_line(alert, "coverage", "the lowest earlier day (a collapse: below a quarter of it)")

@@ -38,7 +38,7 @@ from __future__ import annotations
 import polars as pl
 
 from feco.alerts.budget import critical_value, satterthwaite_df
-from feco.alerts.rules import OWN_HISTORY, coverage_line, drop_columns, fired, same_ages
+from feco.alerts.rules import COSTED, COVERAGE, OWN_HISTORY, coverage_line, drop_columns, fired, same_ages
 from feco.config import Alerts
 
 AGAINST_REST = "its usual ratio to the rest of traffic in the reference period"
@@ -46,14 +46,16 @@ AGAINST_REST = "its usual ratio to the rest of traffic in the reference period"
 
 class DecayRule:
     name = "decay_vs_reference"
+    kinds = frozenset({COVERAGE, COSTED})
+    severity = None
+    measure = ("7-day average coverage", "below")
     needs_history = True
 
-    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.decay
         if inputs.is_empty():
             return fired(inputs, self.name)
         judged = _series(inputs, against_rest=settings.drop.against_rest)
-        alpha = inputs["alpha"][0]
         # in the series' own units (coverage, or the ratio to the rest), then in coverage
         spread = pl.col("decay_sd") * critical_value(alpha, pl.col("decay_df"))
         margin = pl.max_horizontal(pl.col("reference_level") * rule.relative,
@@ -77,6 +79,9 @@ class DecayRule:
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
         return fired(firing, self.name)
+
+    def budget_series(self, judged: pl.DataFrame) -> int:
+        return judged.filter(pl.col("reference").is_not_null()).height  # the rows with a reference
 
     def describe(self, alert: dict) -> str:
         return coverage_line(alert, "7-day average coverage", alert.get("against") or "the reference period")

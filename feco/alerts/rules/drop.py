@@ -5,7 +5,18 @@ from __future__ import annotations
 import polars as pl
 
 from feco.alerts.budget import critical_value
-from feco.alerts.rules import OWN_HISTORY, coverage_line, drop_columns, fired, same_ages
+from feco.alerts.rules import (
+    ABNORMAL_DAY,
+    COSTED,
+    COVERAGE,
+    LEARNT,
+    OWN_HISTORY,
+    STEP,
+    coverage_line,
+    drop_columns,
+    fired,
+    same_ages,
+)
 from feco.config import Alerts, DropSettings
 
 AGAINST_REST = "what its usual ratio to the rest of traffic predicts"
@@ -36,12 +47,15 @@ class DropRule:
     """
 
     name = "drop_vs_moving_average"
+    kinds = frozenset({COVERAGE, STEP, LEARNT, COSTED, ABNORMAL_DAY})
+    severity = None
+    measure = ("coverage", "below")
     needs_history = True
 
-    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.drop
         by_rest = _judged_against_rest(rule)
-        own, against_rest = _lower(rule, alpha=_alpha(inputs)), _lower(rule, "rest_", alpha=_alpha(inputs))
+        own, against_rest = _lower(rule, alpha=alpha), _lower(rule, "rest_", alpha=alpha)
         fell = pl.col("observed") < _lower(rule)
         fires = (pl.when(by_rest).then(fell & _below(against_rest, rule.min_windows))
                  .otherwise(_below(own, rule.min_windows)))
@@ -57,10 +71,13 @@ class DropRule:
         )
         return fired(firing, self.name)
 
+    def budget_series(self, judged: pl.DataFrame) -> int:
+        return judged.height  # every judged row's coverage
+
     def describe(self, alert: dict) -> str:
         return coverage_line(alert, "coverage", alert.get("against") or "what the previous days predict")
 
-    def band(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    def band(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         """What the rule expects of each row (``expected``: the weekday-adjusted baseline, or for
         a segment its usual share of the rest of traffic today) and the coverage below which
         it fires against that (``lower``), for charts."""
@@ -69,13 +86,8 @@ class DropRule:
         return inputs.select(
             "feature", "segment_dim", "segment_value",
             pl.when(by_rest).then(pl.col("rest_baseline")).otherwise(pl.col("baseline")).alias("expected"),
-            pl.when(by_rest).then(_lower(rule, "rest_", alpha=_alpha(inputs)))
-            .otherwise(_lower(rule, alpha=_alpha(inputs))).alias("lower"))
-
-
-def _alpha(inputs: pl.DataFrame) -> float:
-    """The day's per-series false-alarm rate (one value, set by ``alert_inputs``)."""
-    return inputs["alpha"][0] if inputs.height else 1.0
+            pl.when(by_rest).then(_lower(rule, "rest_", alpha=alpha))
+            .otherwise(_lower(rule, alpha=alpha)).alias("lower"))
 
 
 def _judged_against_rest(rule: DropSettings) -> pl.Expr:

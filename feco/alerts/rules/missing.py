@@ -5,10 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from feco.alerts.budget import critical_value
-from feco.alerts.rules import fired, segment_name
+from feco.alerts.rules import ABNORMAL_DAY, LEARNT, STEP, fired, segment_name
 from feco.config import Alerts
-
-MISSING_COLUMN = "missing_column"
 
 
 class MissingValuesRule:
@@ -22,13 +20,16 @@ class MissingValuesRule:
     feature turning NULL everywhere collapses its coverage, which the collapse rule judges)."""
 
     name = "missing_values"
+    kinds = frozenset({STEP, LEARNT, ABNORMAL_DAY})
+    severity = "high"
+    measure = ("NULL or NaN share", "above")
     needs_history = False  # judged from the second day that has a spread, warm-up or not
 
-    def detect(self, inputs: pl.DataFrame, settings: Alerts) -> pl.DataFrame:
+    def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         if inputs.is_empty():
             return fired(inputs, self.name)
         rise = pl.col("missing_share") - pl.col("baseline_missing")
-        spread = pl.col("missing_sd") * critical_value(inputs["alpha"][0], pl.col("missing_df"))
+        spread = pl.col("missing_sd") * critical_value(alpha, pl.col("missing_df"))
         margin = pl.max_horizontal(pl.lit(settings.missing.absolute), spread)
         firing = (
             inputs.filter(pl.col("baseline_missing").is_not_null() & spread.is_not_null())
@@ -42,17 +43,29 @@ class MissingValuesRule:
         )
         return fired(firing, self.name)
 
+    def budget_series(self, judged: pl.DataFrame) -> int:
+        return judged.height  # every judged row's NULL/NaN share
+
     def describe(self, alert: dict) -> str:
         return (f"{alert['feature']} in {segment_name(alert)}: NULL/NaN share {alert['observed']:.1%} "
                 f"vs {alert['baseline']:.1%} expected")
+
+
+class MissingColumnRule:
+    """A configured feature absent from the day's logs (``feature_status``): raised from the
+    day's columns, not judged on the inputs."""
+
+    name = "missing_column"
+    kinds = frozenset()
+    severity = "critical"
+    measure = ("value", None)
+
+    def describe(self, alert: dict) -> str:
+        return f"{alert['feature']}: column missing from the logs"
 
 
 def missing_columns(features: list[str]) -> pl.DataFrame:
     """One alert row per configured feature absent from the day's logs."""
     frame = pl.DataFrame({"feature": features, "segment_dim": "all", "segment_value": "all"},
                          schema={"feature": pl.String, "segment_dim": pl.String, "segment_value": pl.String})
-    return fired(frame.with_columns(pl.lit(1.0).alias("observed")), MISSING_COLUMN)
-
-
-def describe_missing_column(alert: dict) -> str:
-    return f"{alert['feature']}: column missing from the logs"
+    return fired(frame.with_columns(pl.lit(1.0).alias("observed")), MissingColumnRule.name)

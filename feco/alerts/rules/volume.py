@@ -8,7 +8,22 @@ from feco.alerts.rules import drop_columns, fired
 from feco.config import Alerts
 
 MIN_BASELINE_DAYS = 3
-VOLUME_DROP = "volume_drop"
+
+
+class VolumeDropRule:
+    """The day's sampled traffic collapsed, or windows read hours without logs: raised from the
+    day's volume (``volume_collapse``), not judged on the inputs."""
+
+    name = "volume_drop"
+    kinds = frozenset()
+    severity = "high"
+    measure = ("value", None)
+
+    def describe(self, alert: dict) -> str:
+        usual = "" if alert["baseline"] is None else f" from a usual {alert['baseline']:,.0f}"
+        if alert.get("against"):
+            return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{usual}"
+        return f"sampled events fell to {alert['observed']:,.0f}{usual}"
 
 
 def volume_collapse(events: int, baseline: float | None, baseline_days: int, settings: Alerts, *,
@@ -27,11 +42,4 @@ def volume_collapse(events: int, baseline: float | None, baseline_days: int, set
     collapsed = pl.lit(baseline_days >= MIN_BASELINE_DAYS) & (pl.col("observed") < pl.col("threshold"))
     firing = frame.filter(collapsed.fill_null(False) | pl.lit(windows_missing > 0)).with_columns(
         *drop_columns(pl.col("observed"), pl.col("baseline")))
-    return fired(firing, VOLUME_DROP)
-
-
-def describe_volume_drop(alert: dict) -> str:
-    usual = "" if alert["baseline"] is None else f" from a usual {alert['baseline']:,.0f}"
-    if alert.get("against"):
-        return f"{alert['against']} (hours missing from the logs): sampled events {alert['observed']:,.0f}{usual}"
-    return f"sampled events fell to {alert['observed']:,.0f}{usual}"
+    return fired(firing, VolumeDropRule.name)
