@@ -234,14 +234,17 @@ def _detect(conn, ds: date, config: Config) -> dict:
     Severity weighs each drop by the feature's importance in the ranker that scored the day,
     and the text gives the day's measured NDCG@8 change, when a ranker is known. With
     ``[alerts.severity] by = "cost"`` (the default) the incidents are then ranked by what
-    their loss costs that ranker, replayed (feco.alerts.cost_severity, table incident_costs).
+    their loss costs that ranker, replayed (feco.ranker.incident_cost, handed to
+    feco.alerts.cost_severity; table incident_costs).
     """
     from feco.alerts.cost_severity import with_costs
     from feco.alerts.detect import judge_day
     from feco.alerts.incidents import track_incidents
+    from feco.ranker.incident_cost import incident_cost
     from feco.ranker.store import importance_shares, ndcg_changes
 
-    alerts, unjudged, reference_moves = judge_day(conn, ds, config=config, importance=importance_shares(conn, ds),
+    importance = importance_shares(conn, ds)
+    alerts, unjudged, reference_moves = judge_day(conn, ds, config=config, importance=importance,
                                                   ndcg_change=ndcg_changes(conn, ds))
     carried = named_query(conn, "incidents_carried", {"ds": ds, "lag_days": config.moving_average_days})
     coverage = named_query(conn, "day_coverage", {"ds": ds})
@@ -251,7 +254,8 @@ def _detect(conn, ds: date, config: Config) -> dict:
         return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
                                history_days=history_days, sources=config.logs.source_features())
 
-    alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+    alerts, incidents, costs = with_costs(ds, config=config, alerts=alerts, track=track,
+                                          cost=incident_cost(conn, ds, config=config), shares=importance or {})
     publish_day(conn, ds, {"alerts": alerts, "unjudged": unjudged, "reference_moves": reference_moves,
                            "incidents": incidents, "incident_costs": costs})
     events = incidents.drop_nulls("event")

@@ -2,8 +2,9 @@
 
 With ``[alerts.severity] by = "cost"`` (the default) and a model serving the day, the detect
 step replays every incident with a live headline whose loss is new or has grown
-(:mod:`feco.ranker.replay`: the clean days before its onset, the loss its segment shows
-today, several draws of the rows it hits), stores the cost in ``incident_costs``, and tiers
+(:mod:`feco.ranker.incident_cost`, the cost function the detect step hands in: the clean
+days before its onset, the loss its segment shows today, several draws of the rows it hits),
+stores the cost in ``incident_costs``, and tiers
 the incident's drop and decay alerts by the loss the evidence supports
 (:func:`costed_tier`): the tier their coverage drop gives (weighted by importance, feco.alerts.severity),
 raised to the tier of the estimated loss when the cost's 95% interval excludes no loss, and
@@ -23,10 +24,8 @@ drop weighted by importance (:mod:`feco.alerts.severity`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import date
-from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -35,7 +34,6 @@ from feco.alerts.incidents import contains
 from feco.alerts.rules import COSTED, registry, segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
 from feco.config import Config, CostTiers, SeveritySettings
-from feco.sample_folder import is_sampled
 from feco.warehouse import named_query
 
 COST_SCHEMA = {
@@ -48,84 +46,35 @@ COST_SCHEMA = {
 }
 # A feature under this share of the model's SHAP never pages above its coverage tier on cost.
 BARELY_USED = 0.01
-# A loss share this much above the one last replayed is replayed again (a growing decay):
-# below it the tier would hardly move, and a replay costs seconds at the paper's scale.
-REPLAY_AGAIN = 0.05
 
 
-def with_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, alerts: pl.DataFrame,
-               track: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def with_costs(ds: date, *, config: Config, alerts: pl.DataFrame, track: Callable[[pl.DataFrame], pl.DataFrame],
+               cost: Callable[[pl.DataFrame], pl.DataFrame] | None,
+               shares: dict[str, float]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The day's alerts and incidents, with severity from cost, and the costs replayed today.
 
-    ``track`` is the incident tracker as the detect step runs it (alerts in, incidents out).
+    ``track`` is the incident tracker as the detect step runs it (alerts in, incidents out);
+    ``cost`` what the incidents' losses cost the model serving the day (incidents in, rows of
+    ``COST_SCHEMA`` out: ``feco.ranker.incident_cost``), None without a model; ``shares`` each
+    feature's SHAP share in that model. The caller hands them in: the alerts know nothing of
+    the ranker.
 
     Examples
     --------
     As the detect step calls it (not run as a doctest: it needs a warehouse, samples and a model)::
 
-        alerts, incidents, costs = with_costs(conn, ds, config=config, alerts=alerts, track=track)
+        alerts, incidents, costs = with_costs(ds, config=config, alerts=alerts, track=track,
+                                              cost=incident_cost(conn, ds, config=config), shares=shares)
     """
-    from feco.ranker.store import current_model, importance_shares
-
     incidents = track(alerts)
-    model = current_model(conn, ds)
-    if config.alerts.severity.by != "cost" or model is None:
+    if config.alerts.severity.by != "cost" or cost is None:
         return alerts, incidents, pl.DataFrame(schema=COST_SCHEMA)
-    costs = incident_costs(conn, ds, config=config, incidents=incidents, model=model)
+    costs = cost(incidents)
     if costs.is_empty():
         return alerts, incidents, costs
-    costed = with_cost_severity(alerts, incidents, costs, tiers=config.alerts.severity.tiers,
-                                shares=importance_shares(conn, ds) or {})
+    costed = with_cost_severity(alerts, incidents, costs, tiers=config.alerts.severity.tiers, shares=shares)
     tracked = track(costed)
     return costed, tracked, _held_by(costs.filter(pl.col("ds") == ds), incidents, tracked)
-
-
-def incident_costs(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, incidents: pl.DataFrame,
-                   model: dict) -> pl.DataFrame:
-    """The cost of each incident with a live headline on ``ds``: replayed today when its loss
-    is new, has grown by ``REPLAY_AGAIN`` or the model changed, else the last one replayed
-    (rows of earlier days). Incidents without a clean day to replay have none."""
-    from feco.ranker.daily import load_model
-
-    live = incidents.filter(pl.col("headline_alert_id").is_not_null() & pl.col("feature").is_not_null())
-    last = {row["incident_id"]: row for row in named_query(
-        conn, "incident_last_costs", {"ds": ds, "ids": live.get_column("incident_id").to_list()}).iter_rows(named=True)}
-    ranker = functools.cache(lambda: load_model(Path(model["artifact"])))  # once, and only if a replay runs
-    costs = [_cost(conn, ds, incident, config=config, model=model, ranker=ranker, prior=last.get(incident["incident_id"]))
-             for incident in live.iter_rows(named=True)]
-    return pl.DataFrame([cost for cost in costs if cost], schema=COST_SCHEMA)
-
-
-def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: Config, model: dict,
-          ranker: Callable, prior: dict | None) -> dict | None:
-    """One incident's cost on ``ds``: replayed, or ``prior`` when its loss has not grown; None
-    when there is nothing to replay (no clean day, no loss today, no event with a relevant row)."""
-    from feco.ranker.replay import DRAWS, IN_SEGMENT, reference_rows, replay_cost
-
-    settings = config.alerts.severity
-    # A source outage's incident lists several features: they are lost and replayed together.
-    features = list(incident.get("features") or [incident["feature"]])
-    segment = (incident["segment_dim"], incident["segment_value"])
-    days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"] or date.min,
-                      settings=settings, sampled=lambda day: is_sampled(day, config.paths.samples))
-    losses = observed_losses(conn, ds, features, segment, days)
-    if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
-        return prior
-    if not losses:
-        return None
-    model_features = ranker().features
-    reference = reference_rows(days, config, segment, events=settings.events, seed=settings.seed,
-                               features=model_features, label=model_label(model, config))
-    cost = replay_cost(reference, ranker(), losses, seed=settings.seed, resamples=settings.resamples,
-                       rows=reference.get_column(IN_SEGMENT).to_numpy(), draws=DRAWS)
-    if not cost.events:
-        return None
-    return {"ds": ds, "incident_id": incident["incident_id"], "run_id": model["run_id"],
-            "segment_dim": segment[0], "segment_value": segment[1], "onset": incident["opened_ds"],
-            "reference_start": days[0], "reference_end": days[-1], "reference_days": len(days),
-            "features": [loss.feature for loss in losses], "loss_shares": [loss.share for loss in losses],
-            "loss_kinds": [loss.kind for loss in losses], **cost.as_row(),
-            "severity": cost_tiers(cost.as_row(), settings.tiers)[0]}
 
 
 def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tuple[str, str], *, onset: date,
@@ -140,29 +89,6 @@ def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tu
              if not any(_overlap(segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])
              and sampled(ds)]
     return sorted(clean[:settings.reference_days])
-
-
-def observed_losses(conn: duckdb.DuckDBPyConnection, ds: date, features: list[str], segment: tuple[str, str],
-                    days: list[date]) -> list:
-    """What each feature lost in ``segment`` on ``ds`` against ``days``: the share of its
-    covered rows (pooled over the days) no longer covered, and whether they turned NULL (the
-    share of present rows fell by more than half the covered share) or zero."""
-    from feco.ranker.perturb import Loss
-
-    if not days:
-        return []
-    counts = named_query(conn, "incident_losses", {"ds": ds, "reference": days, "features": features,
-                                                   "segment_dim": segment[0], "segment_value": segment[1]})
-    losses = []
-    for row in counts.iter_rows(named=True):
-        if not (row["day_rows"] and row["ref_rows"] and row["ref_covered"]):
-            continue
-        before, after = row["ref_covered"] / row["ref_rows"], row["day_covered"] / row["day_rows"]
-        share = round(min(1.0, 1 - after / before), 4)  # rounded: the replay's seed reads the share
-        if share > 0:
-            nulled = row["ref_present"] / row["ref_rows"] - row["day_present"] / row["day_rows"]
-            losses.append(Loss(row["feature"], share, "null" if nulled > (before - after) / 2 else "zero"))
-    return losses
 
 
 def cost_tiers(cost: dict, tiers: CostTiers) -> tuple[str, str]:
@@ -250,11 +176,6 @@ def model_label(model: dict, config: Config) -> str:
     import json
 
     return json.loads(model["params"])["label"] if model["kind"] == "external" else config.logs.label
-
-
-def _grown(losses: list, prior: dict) -> bool:
-    replayed = dict(zip(prior["features"], prior["loss_shares"]))
-    return any(loss.share > replayed.get(loss.feature, 0.0) + REPLAY_AGAIN for loss in losses)
 
 
 def _overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:

@@ -1,20 +1,19 @@
 """Severity from cost, piece by piece on hand-made rows: the loss an incident shows, its clean
 reference days, the tier of a cost and what it does to the day's alerts and pages."""
 
+import re
 from datetime import date, timedelta
+from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 
-from feco.alerts.cost_severity import (
-    clean_days,
-    cost_tiers,
-    observed_losses,
-    with_cost_severity,
-)
+import feco.alerts
+from feco.alerts.cost_severity import clean_days, cost_tiers, with_cost_severity
 from feco.alerts.incidents import SCHEMA, track_incidents
 from feco.config import CostTiers, Incidents, SeveritySettings
+from feco.ranker.incident_cost import observed_losses
 from feco.ranker.perturb import Loss
 from feco.warehouse import create_schema
 
@@ -116,3 +115,12 @@ def test_a_cheap_incident_loses_its_page_and_a_costly_one_is_paged_at_its_cost()
     again = track(costed)
     assert dict(zip(again["feature"], again["event"])) == {"ctr": None, "rating": "opened"}
     assert dict(zip(again["feature"], again["severity"])) == {"ctr": "low", "rating": "high"}
+
+
+def test_the_alerts_import_nothing_of_the_ranker():
+    """The detect step hands the alerts their cost function (feco.ranker.incident_cost): the
+    ranker can be reorganised without the alerts knowing."""
+    package = Path(feco.alerts.__file__).parent
+    importing = [path.relative_to(package) for path in package.rglob("*.py")
+                 if re.search(r"^\s*(from|import) feco\.ranker", path.read_text(), re.MULTILINE)]
+    assert importing == []
