@@ -7,7 +7,9 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-SQL = ["feco.sql"] + [f"feco.sql.{folder.name}" for folder in sorted(Path("sql").iterdir()) if folder.is_dir()]
+# every folder under sql/, nested ones too (a query's parts: sql/queries/alert_inputs/)
+SQL = ["feco.sql"] + [f"feco.sql.{'.'.join(folder.relative_to('sql').parts)}"
+                      for folder in sorted(Path("sql").rglob("*")) if folder.is_dir()]
 
 setup(
     packages=find_packages(include=["feco", "feco.*"]) + SQL,

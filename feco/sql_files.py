@@ -18,9 +18,56 @@ _DEFINITION = re.compile(
 )
 
 
+# Parts every composed query may use (``sql/queries/shared/``), besides its own folder's.
+SHARED_PARTS = "queries/shared"
+_COMMENT = re.compile(r"--[^\n]*")
+_STRING = re.compile(r"'[^']*'")
+_PARAMETER = re.compile(r"\$\w+")
+_WORD = re.compile(r"\b\w+\b")
+
+
 def sql(name: str) -> str:
-    """The text of ``sql/<name>.sql``."""
-    return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
+    """The text of ``sql/<name>.sql``; with a folder ``sql/<name>/`` beside it, composed with
+    the parts it uses (:func:`composed`)."""
+    text = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
+    if not (SQL_DIR / name).is_dir():
+        return text
+    return composed(text, _parts(SHARED_PARTS) | _parts(name))
+
+
+def composed(main: str, parts: dict[str, str]) -> str:
+    """``main`` with the parts it names, and theirs, as common table expressions before it,
+    each after those it names. A part is a file of one SELECT (no WITH) named for the relation
+    it defines: a long query stays one statement, read a part at a time, and a part two
+    queries need is written once."""
+    order: list[str] = []
+
+    def add_used_by(text: str, path: tuple[str, ...]) -> None:
+        for name in _named_parts(text, parts):
+            if path and name == path[-1]:
+                continue  # a part's own name in it: a column named for its result
+            if name in path:
+                raise ValueError(f"SQL parts name each other in a cycle: {' -> '.join((*path, name))}")
+            if name not in order:
+                add_used_by(parts[name], (*path, name))
+                order.append(name)
+
+    add_used_by(main, ())
+    if not order:
+        return main
+    expressions = ",\n".join(f"{name} AS (\n{parts[name].strip().rstrip(';')}\n)" for name in order)
+    return f"WITH {expressions}\n{main}"
+
+
+def _parts(folder: str) -> dict[str, str]:
+    return {path.stem: path.read_text(encoding="utf-8") for path in sorted((SQL_DIR / folder).glob("*.sql"))}
+
+
+def _named_parts(text: str, parts: dict[str, str]) -> list[str]:
+    """The parts ``text`` names, in the order it first names them, comments, strings and
+    $parameters aside."""
+    code = _PARAMETER.sub(" ", _STRING.sub(" ", _COMMENT.sub(" ", text)))
+    return list(dict.fromkeys(word for word in _WORD.findall(code) if word in parts))
 
 
 def schema_statements() -> list[tuple[str, str, str]]:

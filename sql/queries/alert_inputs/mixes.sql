@@ -1,0 +1,15 @@
+-- mixes: each day's coverage and NULL/NaN share as its mix of bands predicts them.
+-- Each day's coverage and NULL/NaN share as its mix predicts them at the bands' usual
+-- levels: all traffic by age band and by query band, new and established products by age
+-- band (bands seen before only).
+-- Inputs: band_days, band_levels. Params: none.
+-- Output: ds, feature, dim, segment_dim, segment_value, mix, missing_mix.
+SELECT ds, feature, dim, segment_dim, segment_value, sum(n_rows * level) / nullif(sum(n_rows), 0) AS mix,
+       sum(n_rows * missing_level) / nullif(sum(n_rows), 0) AS missing_mix
+FROM (SELECT ds, feature, dim, 'all' AS segment_dim, 'all' AS segment_value, n_rows, level, missing_level
+      FROM band_days JOIN band_levels USING (feature, dim, band)
+      UNION ALL
+      SELECT ds, feature, dim, 'product_age', age, n_rows, level, missing_level
+      FROM band_days JOIN band_levels USING (feature, dim, band)
+      WHERE dim = 'age_band')
+GROUP BY ALL;
