@@ -11,7 +11,7 @@ import polars as pl
 
 from feco.alerts.budget import series_alpha
 from feco.alerts.rollup import roll_up
-from feco.alerts.rules import ABNORMAL_DAY, FIRED_SCHEMA, registry
+from feco.alerts.rules import ABNORMAL_DAY, FIRED_SCHEMA, InputRule, registry
 from feco.alerts.rules.collapse import CollapseRule
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
@@ -79,6 +79,7 @@ def judge_day(
     alpha = day_alpha(inputs, settings)
     found = [collapsed, missing_columns(_missing_features(conn, ds))]
     for rule in registry.RULES:
+        _check_statistics(rule, inputs)
         if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
             continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
         judged = warm if rule.needs_history else pageable if getattr(rule, "pageable_only", False) else eligible
@@ -170,6 +171,15 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         ((pl.col("baseline") - pl.col("observed")) / pl.col("baseline")).alias(f"drop_rel_{DropRule.name}"),
         ((pl.col("reference") - pl.col("coverage_ma7")) / pl.col("reference")).alias(f"drop_rel_{DecayRule.name}"),
     )
+
+
+def _check_statistics(rule: InputRule, inputs: pl.DataFrame) -> None:
+    """Refuse a rule whose statistics the inputs lack, naming them: a new rule's statistic is a
+    part of ``sql/queries/alert_inputs/`` joined in ``alert_inputs.sql``."""
+    lacking = [name for name in rule.statistics if name not in inputs.columns]
+    if lacking:
+        raise ValueError(f"alert rule {rule.name} needs {', '.join(lacking)}, which sql/queries/alert_inputs.sql "
+                         "does not give")
 
 
 def day_alpha(inputs: pl.DataFrame, settings: Alerts) -> float:

@@ -28,6 +28,7 @@ class ToyRule:
     severity = "critical"
     measure = ("coverage", "below")
     needs_history = False
+    statistics = ("observed",)
 
     def detect(self, inputs: pl.DataFrame, settings, alpha: float) -> pl.DataFrame:
         firing = (inputs.filter(pl.col("observed") < LINE)
@@ -50,6 +51,20 @@ def config(tmp_path):
 
 def register(monkeypatch) -> None:
     monkeypatch.setattr(registry, "RULES", (*registry.RULES, ToyRule()))
+
+
+def test_every_rule_gets_the_statistics_it_declares(config):
+    with open_read_only(config.paths.warehouse) as conn:
+        columns = set(alert_inputs(conn, DS, alerts=config.alerts).columns)
+    assert all(set(rule.statistics) <= columns for rule in registry.RULES)
+
+
+def test_a_rule_whose_statistics_the_inputs_lack_is_refused(config, monkeypatch):
+    lacking = ToyRule()
+    lacking.statistics = ("observed", "toy_statistic")
+    monkeypatch.setattr(registry, "RULES", (*registry.RULES, lacking))
+    with pytest.raises(ValueError, match="toy_below_the_line needs toy_statistic"):
+        tasks.detect(DS, config)
 
 
 def test_a_registered_rule_counts_in_the_false_page_budget(config, monkeypatch):

@@ -66,6 +66,9 @@ class InputRule(Rule, Protocol):
     """A rule judged on the day's inputs, one row per feature and segment."""
 
     needs_history: bool
+    # The columns of the day's inputs it reads besides feature, segment and n_rows: the
+    # statistics ``sql/queries/alert_inputs.sql`` must give it (detect refuses a rule without them).
+    statistics: tuple[str, ...]
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         """The rows of ``inputs`` that fire, in ``FIRED_SCHEMA``; ``alpha`` is the day's

@@ -29,6 +29,7 @@ class CollapseRule:
     severity = None
     measure = ("coverage", "below")
     needs_history = False  # one earlier day is enough
+    statistics = ("observed", "history_min", "history_days", "windows", "window_coverages")
     pageable_only = True  # segments that can page, under min_rows too: its own guard keeps noise out
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:

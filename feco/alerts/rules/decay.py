@@ -50,6 +50,10 @@ class DecayRule:
     severity = None
     measure = ("7-day average coverage", "below")
     needs_history = True
+    statistics = ("observed", "coverage_ma7", "days_in_window", "reference", "reference_days", "rest_reference",
+                  "rest_ratio", "ratio_ma7", "noise_sd", "noise_df", "ratio_noise_sd", "ratio_noise_df", "week_var",
+                  "ratio_week_var", "wander_weeks", "source", "risen_reference", "risen_rest_reference",
+                  "reference_overlap")
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.decay

@@ -51,6 +51,8 @@ class DropRule:
     severity = None
     measure = ("coverage", "below")
     needs_history = True
+    statistics = ("observed", "std_error", "window_coverages", "baseline", "baseline_sd", "day_df", "rest_baseline",
+                  "rest_baseline_sd", "ratio_df", "history_overlap")
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.drop

@@ -14,6 +14,7 @@ class FloorRule:
     severity = "critical"
     measure = ("coverage", "below")
     needs_history = False
+    statistics = ("observed",)
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         if not settings.floor:

@@ -24,6 +24,7 @@ class MissingValuesRule:
     severity = "high"
     measure = ("NULL or NaN share", "above")
     needs_history = False  # judged from the second day that has a spread, warm-up or not
+    statistics = ("missing_share", "baseline_missing", "missing_sd", "missing_df")
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         if inputs.is_empty():
