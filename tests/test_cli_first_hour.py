@@ -321,11 +321,13 @@ def test_the_trec_eval_preset_reports_recip_rank_without_a_cutoff(tmp_path, caps
 
 
 @pytest.mark.parametrize("command", [["alerts"], ["status"], ["query", "SELECT 1"]])
-def test_the_quick_commands_leave_the_alert_detector_scipy_and_pyarrow_unloaded(config_file, command):
+def test_the_quick_commands_leave_the_alert_detector_scipy_and_pyarrow_unloaded(incident, command):
     # what keeps them under half a second (bench/cli_latency.py): SciPy alone takes ~0.5 s to
-    # import, pyarrow 0.1 s (results reach polars through the Arrow C stream interface)
+    # import, pyarrow 0.1 s (results reach polars through the Arrow C stream interface); a
+    # warehouse with an incident, so that listing it runs
     script = ("import sys; from feco.cli import main; code = main(sys.argv[1:]); "
               "print(code, *(name in sys.modules for name in ('scipy', 'feco.alerts.detect', 'pyarrow')))")
-    done = subprocess.run([sys.executable, "-c", script, *command, "--config", config_file],
+    since = ["--since", "2026-03-01"] if command == ["alerts"] else []
+    done = subprocess.run([sys.executable, "-c", script, *command, *since, "--config", incident],
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "0 False False False", done.stdout + done.stderr

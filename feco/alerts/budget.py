@@ -16,9 +16,7 @@ itself uncertain, and a normal quantile would ignore it. docs/alerts.md sets out
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
-from scipy import stats
 
 PAGES_PER_FALSE_INCIDENT = 2  # its opening and its resolution
 
@@ -44,6 +42,10 @@ def critical_value(alpha: float, df: pl.Expr) -> pl.Expr:
     [3.1, 3.55, None]
     """
     def quantiles(column: pl.Series) -> pl.Series:
+        # Here: listing incidents imports the rules, and SciPy (with NumPy) takes 0.5 s.
+        import numpy as np
+        from scipy import stats
+
         values = column.cast(pl.Float64).to_numpy()
         usable = np.isfinite(values) & (values >= 1)
         out = np.full(values.shape, np.nan)
