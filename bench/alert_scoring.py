@@ -1,12 +1,15 @@
 """Pages against the injected incidents: what a person paged by feco would have seen.
 
 Read from the warehouse's ``incidents`` table: a page is a row whose ``event`` is ``opened``,
-``escalated`` or ``resolved``. An incident of feco *matches* an injected one when one of its
+``escalated``, ``grew`` (a paged incident told of a feature it gained) or ``resolved``. An incident of feco *matches* an injected one when one of its
 features (``features`` when the table has that column, else ``[feature]``) is among the
 injected incident's, the two segments hold one another (``all`` holds everything, ``region=DE``
 holds the cross ``DE x head``), and it opened (paged first; an incident tracked quietly before
-opens on its first page) during the injected incident or up to 7 days after it. Over the
-scored days (from day 7 on, the alerts' warm-up; a team is paged from its first days too):
+opens on its first page) during the injected incident or up to 7 days after it. An incident
+opened before also matches from a page in that span that tells of the injected failure: an
+escalation whose headline, or a ``grew`` message whose newly listed feature, is one of its
+features in a segment holding or held by its place (``told``). Over the scored days (from
+day 7 on, the alerts' warm-up; a team is paged from its first days too):
 
 - false opens, escalations and resolves a week: pages of incidents that match nothing
   injected, per 7 scored days; false pages are their sum;
@@ -32,7 +35,8 @@ import polars as pl
 from feco.alerts.severity import SEVERITY_NAME, TIERS
 from feco.warehouse import fetch
 
-PAGES = ("opened", "escalated")
+PAGES = ("opened", "escalated", "grew")
+TELLING = ("escalated", "grew")  # pages of an incident already open that may tell of a new failure
 MATCH_AFTER_DAYS = 7
 TARGET_SHARE = 0.2
 TARGET_TRAFFIC = 0.05
@@ -54,11 +58,27 @@ def holds(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
 
 
 def load_incidents(conn) -> pl.DataFrame:
-    """Every incident row with its features as a list (``[feature]`` before the column)."""
+    """Every incident row with its features as a list (``[feature]`` before the column) and, for
+    an escalation or a ``grew`` message, the alerts it tells of (``told``: its headline and
+    the alerts of features the incident lists from that day on)."""
     columns = set(fetch(conn, "DESCRIBE incidents")["column_name"])
     features = "features" if "features" in columns else "CASE WHEN feature IS NULL THEN [] ELSE [feature] END"
-    return fetch(conn, f"SELECT ds, incident_id, {features} AS features, segment_dim, segment_value, opened_ds, "
-                       "status, paged_rank, event, headline_rule FROM incidents ORDER BY ds, incident_id")
+    return fetch(conn, f"""
+        WITH rows AS (
+            SELECT *, {features} AS listed,
+                   coalesce(lag({features}) OVER (PARTITION BY incident_id ORDER BY ds), []) AS listed_before
+            FROM incidents),
+        told AS (
+            SELECT r.ds, r.incident_id,
+                   list(struct_pack(feature := a.feature, segment_dim := a.segment_dim,
+                                    segment_value := a.segment_value)) AS told
+            FROM (SELECT *, unnest(alert_ids) AS alert_id FROM rows WHERE event IN {TELLING}) r
+            JOIN alerts a ON a.ds = r.ds AND a.alert_id = r.alert_id
+            WHERE a.alert_id = r.headline_alert_id OR NOT list_contains(r.listed_before, a.feature)
+            GROUP BY ALL)
+        SELECT ds, incident_id, listed AS features, segment_dim, segment_value, opened_ds, status, paged_rank,
+               event, headline_rule, coalesce(told, []) AS told
+        FROM rows LEFT JOIN told USING (ds, incident_id) ORDER BY ds, incident_id""")
 
 
 def load_row_shares(conn) -> pl.DataFrame:
@@ -74,12 +94,15 @@ def score_run(incidents: pl.DataFrame, shares: pl.DataFrame, truth: list[dict], 
     what happened to each injected incident."""
     matches = _matches(incidents, truth)
     per_incident = [_judge(i, truth_row, incidents, matches, shares) for i, truth_row in enumerate(truth)]
-    unmatched = incidents.filter(~pl.col("incident_id").is_in(list(matches)))
+    # a page is about nothing injected before the incident's pages about an injected one start
+    earliest = {key: min(found.values()) for key, found in matches.items()}
+    unmatched = incidents.filter(pl.col("ds") < pl.col("incident_id").replace_strict(
+        earliest, default=date.max, return_dtype=pl.Date))
     scored_days = (last_day - first_scored).days + 1
     weeks = scored_days / 7
     paged = unmatched.filter(pl.col("event").is_not_null())
     false = paged.filter(pl.col("ds") >= first_scored)
-    counts = {event: false.filter(pl.col("event") == event).height for event in ("opened", "escalated", "resolved")}
+    counts = {event: false.filter(pl.col("event") == event).height for event in (*PAGES, "resolved")}
     return {
         "scored_days": scored_days,
         "weeks": weeks,
@@ -122,10 +145,16 @@ def summarise(per_incident: list[dict]) -> dict:
     }
 
 
-def _matches(incidents: pl.DataFrame, truth: list[dict]) -> dict[str, list[int]]:
+def _matches(incidents: pl.DataFrame, truth: list[dict]) -> dict[str, dict[int, date]]:
     """Each feco incident id with the injected incidents it matches on any of its days (its
-    features and root segment may change as it grows); only ids that match one."""
-    matches: dict[str, set[int]] = {}
+    features and root segment may change as it grows), and for each the day its pages about
+    it start: its first page, or for an incident opened before, the first page telling of it."""
+    matches: dict[str, dict[int, date]] = {}
+
+    def match(incident_id: str, index: int, since: date) -> None:
+        found = matches.setdefault(incident_id, {})
+        found[index] = min(since, found.get(index, since))
+
     # An incident tracked quietly before it pages opens, for the person paged, on its first page.
     first_page = (incidents.filter(pl.col("event").is_in(PAGES)).group_by("incident_id")
                   .agg(pl.col("ds").min().alias("paged_ds")))
@@ -133,10 +162,31 @@ def _matches(incidents: pl.DataFrame, truth: list[dict]) -> dict[str, list[int]]
               .select("incident_id", "features", "segment_dim", "segment_value",
                       pl.coalesce("paged_ds", "opened_ds").alias("opened_ds")).unique())
     for row in states.iter_rows(named=True):
-        found = {i for i, t in enumerate(truth) if _matching(row, t)}
-        if found:
-            matches.setdefault(row["incident_id"], set()).update(found)
-    return {key: sorted(found) for key, found in matches.items()}
+        for i, t in enumerate(truth):
+            if _matching(row, t):
+                match(row["incident_id"], i, row["opened_ds"])
+    for row in _telling_pages(incidents).iter_rows(named=True):
+        for i, t in enumerate(truth):
+            if _tells(row, t):
+                match(row["incident_id"], i, row["ds"])
+    return matches
+
+
+def _telling_pages(incidents: pl.DataFrame) -> pl.DataFrame:
+    if "told" not in incidents.columns:
+        return incidents.clear()
+    return incidents.filter(pl.col("event").is_in(TELLING))
+
+
+def _tells(row: dict, truth: dict) -> bool:
+    """Whether an escalation or ``grew`` page, in the injected incident's span, tells of it."""
+    features = set(truth.get("features") or [truth["feature"]])
+    injected = _place(truth)
+    start = date.fromisoformat(truth["start"])
+    last = start + timedelta(days=truth["days"] - 1 + MATCH_AFTER_DAYS)
+    return start <= row["ds"] <= last and any(
+        alert["feature"] in features and (holds(place, injected) or holds(injected, place))
+        for alert in row["told"] for place in [(alert["segment_dim"], alert["segment_value"])])
 
 
 def _matching(row: dict, truth: dict) -> bool:
@@ -154,12 +204,14 @@ def _place(truth: dict) -> tuple[str, str]:
     return (segment["dim"], segment["value"]) if segment else ALL
 
 
-def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, list[int]],
+def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, dict[int, date]],
            shares: pl.DataFrame) -> dict:
     start = date.fromisoformat(truth["start"])
     end = start + timedelta(days=truth["days"] - 1)
-    mine = incidents.filter(pl.col("incident_id").is_in([k for k, v in matches.items() if index in v]))
-    pages = mine.filter(pl.col("event").is_in(PAGES)).sort("ds")
+    since = {key: found[index] for key, found in matches.items() if index in found}
+    mine = incidents.filter(pl.col("incident_id").is_in(list(since)))
+    pages = (mine.filter(pl.col("event").is_in(PAGES))
+             .filter(pl.col("ds") >= pl.col("incident_id").replace_strict(since, return_dtype=pl.Date)).sort("ds"))
     first = pages.row(0, named=True) if pages.height else None
     delay = (first["ds"] - start).days if first else None
     features = truth.get("features") or [truth["feature"]]

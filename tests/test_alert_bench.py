@@ -136,3 +136,21 @@ def test_a_step_that_resolves_reports_its_lag_and_a_quiet_run_has_no_false_pages
     assert result["false_pages"] == 0 and result["incidents"][0]["resolve_lag"] == 1
     assert result["resolve_lags"] == [1] and result["unresolved"] == 0
     assert not result["incidents"][1]["paged"] and result["target_recall"] == {"n": 2, "hit": 1}
+
+
+def test_a_page_of_an_incident_open_before_counts_when_it_tells_of_the_injected_failure():
+    # An all-traffic incident open since day 15; on day 20 it grows by eng_ctr_7d in DE (the
+    # injected step), on day 22 it escalates about another feature: only the first tells of it.
+    def told(offset, event, alerts, rank=3):
+        row = page(offset, "wide", ["meta_rating", "eng_ctr_7d"], "all:all", event, rank=rank, opened=15)
+        return row | {"told": [{"feature": f, "segment_dim": d, "segment_value": v} for f, d, v in alerts]}
+
+    opened = page(15, "wide", ["meta_rating"], "all:all", "opened", rank=3) | {"told": []}
+    grew = told(20, "grew", [("eng_ctr_7d", "region", "DE")])
+    other = told(22, "escalated", [("meta_rating", "all", "all")], rank=4)
+    result = scored([opened, grew | {"event": None}, other])
+    assert not result["incidents"][0]["paged"] and result["false_pages"] == 2  # before: silent, nothing matched
+    result = scored([opened, grew, other])
+    step = result["incidents"][0]
+    assert step["paged_in_a_day"] and step["delay"] == 0 and step["severity_at_first_page"] == "high"
+    assert result["false_opens"] == 1 and result["false_pages"] == 1  # the day-15 opening still counts

@@ -142,6 +142,7 @@ class _Day:
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
         self.failing: set[str | None] = set()  # features with a live alert today (set by track)
+        self.joined: dict[str, list[dict]] = {}  # incident id -> headlines of features it gained today
 
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
@@ -204,6 +205,7 @@ class _Day:
                 incidents.append(home)
             elif feature not in home["features"]:
                 home["features"] = sorted(home["features"] + [feature])
+                self.joined.setdefault(home["incident_id"], []).append(head)
             homes[head["rule"]] = home
             covering = self._covering(incidents, feature)
             homes = _held_decays(live, covering) | homes
@@ -310,6 +312,7 @@ class _Day:
     def _today(self, state: dict, attached: list[dict], head: dict | None, *, status: str) -> dict:
         rank, paged = state["severity_rank"], state["paged_rank"]
         event = not_paged = None
+        news: list[dict] = []
         if head is not None:
             head_rank = SEVERITY_RANK[head["severity"]]
             rank = max(rank, head_rank)
@@ -317,7 +320,11 @@ class _Day:
                 not_paged = self._not_paged(head, state)
                 if not_paged is None:
                     event, paged = ("escalated" if paged else "opened"), head_rank
-            detail = self._outage_line(state) + head["detail"]
+            news = self._joined_news(state) if paged else []
+            if news and event is None:  # paged already, told what it gained
+                event = "grew"
+            detail = "".join(f"{alert['feature']} fails too: {alert['detail']}; " for alert in news)
+            detail = self._outage_line(state) + detail + head["detail"]
             lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
         else:
             if status == "resolved" and paged:
@@ -332,9 +339,15 @@ class _Day:
             "headline_alert_id": head and head["alert_id"], "headline_rule": head and head["rule"],
             "headline_dim": head and head["segment_dim"], "headline_value": head and head["segment_value"],
             "alert_ids": [alert["alert_id"] for alert in attached], "event": event,
-            "message_id": event and _digest(state["incident_id"], event, severity),
+            "message_id": event and _digest(state["incident_id"], event, severity, *(a["feature"] for a in news)),
             "detail": detail, "not_paged": not_paged,
         }
+
+    def _joined_news(self, state: dict) -> list[dict]:
+        """Headlines of features this paged incident gained today that would page on their own
+        (in their own segment): a second feature of a source failing while the first still
+        is, told as such rather than folded in silently."""
+        return [head for head in self.joined.get(state["incident_id"], []) if self._not_paged(head, head) is None]
 
     def _outage_line(self, state: dict) -> str:
         """'engagement: 6 of 9 features in region=DE (eng_a, ...); ' for a source's incident."""

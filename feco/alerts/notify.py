@@ -259,7 +259,7 @@ def page_text(row: dict) -> str:
     # what is paged: the headline's severity for an opening or escalation, the peak at the end
     severity = row["severity"] if row["event"] == "resolved" else SEVERITY_NAME[row["paged_rank"]]
     mark = SEVERITY_MARK.get(severity, severity)
-    event = f"incident {row['event']}" + (f" (open since {row['opened_ds']})" if row["event"] == "escalated" else "")
+    event = f"incident {row['event']}" + (f" (open since {row['opened_ds']})" if row["event"] in ("escalated", "grew") else "")
     return visible(f"{row['ds']} {mark} {event}: {row['detail']}")
 
 

@@ -10,7 +10,8 @@
 -- above normal_floor with no alert but a lagging decay, for normal_days = the configured days).
 -- severity / severity_rank: the highest so far (4 critical, 3 high, 2 medium, 1 low, 0 info);
 -- paged_rank: the rank last paged (0: not paged yet, too small or too mild to page).
--- event: the message due on ds ('opened', 'escalated', 'resolved', NULL for none), message_id
+-- event: the message due on ds ('opened', 'escalated', 'resolved', 'grew': a paged incident gained a
+-- feature whose failure would page on its own; NULL for none), message_id
 -- its stable id (so re-running a day never pages twice). headline_*: the day's most severe,
 -- most localised alert (NULL on a day without alerts). rows_lost: the largest number of
 -- covered rows the headline segment lost on one day (n_rows x drop), the incident's size.

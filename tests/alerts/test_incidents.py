@@ -241,7 +241,23 @@ def test_features_of_one_source_failing_together_are_one_incident_and_one_page()
     assert len(source["alert_ids"]) == 3
     second = days.filter((pl.col("ds") == DAY + timedelta(days=1)) & (pl.col("source") == "engagement"))
     assert second["features"].to_list() == [["eng_a", "eng_b", "eng_c", "eng_d"]]  # eng_d joined it
-    assert second["event"].to_list() == [None] and days["incident_id"].n_unique() == 2
+    assert second["event"].to_list() == ["grew"] and days["incident_id"].n_unique() == 2  # and the team is told
+    assert "eng_d fails too: " in second["detail"][0]
+
+
+def test_a_feature_joining_a_paged_incident_is_told_only_when_it_would_page_on_its_own():
+    # The bench's misses: a second feature of a source failed while the source's incident was
+    # open, at the incident's severity; it joined the incident and no one heard of it.
+    de = ("region", "DE")
+    outage = [alert(de, feature="eng_a", rows=2_000), alert(de, feature="eng_b", rows=2_000)]
+    small = alert(("region x query_band", "DE x head"), feature="eng_c", rows=1_000)  # a cross pages no one
+    wide = alert(de, feature="eng_d", rows=2_000)
+    days = track([(outage, coverage(FEATURES, DE=0.1)), (outage + [small], coverage(FEATURES, DE=0.1)),
+                  (outage + [small, wide], coverage(FEATURES, DE=0.1))], sources=ENGAGEMENT)
+    source = days.filter(pl.col("source") == "engagement").sort("ds")
+    assert source["event"].to_list() == ["opened", None, "grew"]
+    assert source["features"].to_list()[1:] == [["eng_a", "eng_b", "eng_c"], ["eng_a", "eng_b", "eng_c", "eng_d"]]
+    assert len(set(source["message_id"].drop_nulls())) == 2
 
 
 def test_a_feature_of_a_source_failing_after_its_outage_recovered_is_paged_as_its_own():

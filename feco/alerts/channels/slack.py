@@ -43,7 +43,8 @@ def payload(message: Message) -> dict:
 
 def _incident_blocks(message: Message, row: dict) -> list[dict]:
     severity = row["severity"]
-    what = {"opened": "incident opened", "escalated": "incident escalated", "resolved": "incident resolved"}
+    what = {"opened": "incident opened", "escalated": "incident escalated", "grew": "incident grew",
+            "resolved": "incident resolved"}
     headline = f"{severity.upper()}: {what.get(row['event'], row['event'])} · {describe_place(row)}"
     fields = [("Severity", severity), ("Segment", segment_name(row)), ("Rule", row["headline_rule"] or "—"),
               ("Open since", str(row["opened_ds"])), ("Status", row["status"]), ("Rows lost", f"{row['rows_lost']:,}")]
