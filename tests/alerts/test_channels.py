@@ -343,3 +343,16 @@ def test_the_slack_compatible_webhook_gets_its_text_escaped_as_slack_reads_it():
         send_message(f"feco: failed in region={MENTION} ({MARKUP})", settings=Notify(webhook_url_env=None),
                      webhook_url=hook.url, echo=lambda _: None)
     assert hook.received == [{"text": "feco: failed in region=&lt;!channel&gt; (tv &amp; &lt;audio&gt;)"}]
+
+
+def test_an_incident_that_grew_says_so_on_every_channel():
+    from feco.alerts.notify import page_text
+
+    row = SOURCE_OUTAGE | {"event": "grew", "detail": "eng_ctr_30d fails too: eng_ctr_30d in region=DE: coverage 0.0%"}
+    line = page_text(row)
+    assert " incident grew (open since " in line and line.endswith("eng_ctr_30d fails too: eng_ctr_30d in region=DE: "
+                                                                   "coverage 0.0%")
+    sent = slack.payload(Message(line, {}, rows=(row,)))
+    assert slack_error(sent) is None and ": incident grew · " in sent["blocks"][0]["text"]["text"]
+    trigger = pagerduty.event(Message(line, {}, rows=(row,)), routing_key=ROUTING_KEY, source="feco")
+    assert trigger["event_action"] == "trigger" and trigger["dedup_key"] == row["incident_id"]
