@@ -323,8 +323,8 @@ class _Day:
             news = self._joined_news(state) if paged else []
             if news and event is None:  # paged already, told what it gained
                 event = "grew"
-            detail = "".join(f"{alert['feature']} fails too: {alert['detail']}; " for alert in news)
-            detail = self._outage_line(state) + detail + head["detail"]
+            told = [f"{alert['feature']} fails too: {alert['detail']}" for alert in news]
+            detail = self._outage_line(state) + "; ".join(told + ([] if head in news else [head["detail"]]))
             lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
         else:
             if status == "resolved" and paged:
@@ -339,7 +339,8 @@ class _Day:
             "headline_alert_id": head and head["alert_id"], "headline_rule": head and head["rule"],
             "headline_dim": head and head["segment_dim"], "headline_value": head and head["segment_value"],
             "alert_ids": [alert["alert_id"] for alert in attached], "event": event,
-            "message_id": event and _digest(state["incident_id"], event, severity, *(a["feature"] for a in news)),
+            "message_id": event and _digest(state["incident_id"], event, severity,
+                                            *(alert["feature"] for alert in news if event == "grew")),
             "detail": detail, "not_paged": not_paged,
         }
 

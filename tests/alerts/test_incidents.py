@@ -258,6 +258,7 @@ def test_a_feature_joining_a_paged_incident_is_told_only_when_it_would_page_on_i
     assert source["event"].to_list() == ["opened", None, "grew"]
     assert source["features"].to_list()[1:] == [["eng_a", "eng_b", "eng_c"], ["eng_a", "eng_b", "eng_c", "eng_d"]]
     assert len(set(source["message_id"].drop_nulls())) == 2
+    assert source["detail"][-1].count("eng_d fails too: eng_d in region=DE") == 1
 
 
 def test_a_feature_of_a_source_failing_after_its_outage_recovered_is_paged_as_its_own():
