@@ -151,3 +151,22 @@ def test_a_batchs_second_day_is_taken_at_its_first_days_levels(tmp_path):
             write_day(conn, ds, rows, coverage | {"90d+": 0.95 * wobble}, present=present)
         found = detect_alerts(conn, DAYS[-1], config=config)
     assert found.filter(pl.col("segment_dim") == "all").get_column("rule").to_list() == []
+
+
+def test_a_first_batch_replacing_last_months_new_products_is_no_collapse_of_new_products(tmp_path):
+    # The bench's churn world: last month's cohort (14-29 days old, reviewed) is all of
+    # product_age=new until a batch lands whose products have no reviews yet. The segment's
+    # rows are other products than its history's: the collapse rule, like the others, leaves
+    # it unjudged (the unjudged table's age_mix); the established products failing the same
+    # day still alert.
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["product_age", "age_band"]},
+                         alerts={"min_rows": 100, "weekly": False})
+    with open_for_write(config.paths.warehouse) as conn:
+        for day, ds in enumerate(DAYS[:10]):
+            batch = ds == DAYS[9]
+            rows = {"0d" if batch else "14-29d": 600, "90d+": 1900}
+            write_day(conn, ds, rows, {"0d": 0.0, "14-29d": 0.8, "90d+": 0.1 if batch else 0.95})
+        found = detect_alerts(conn, DAYS[9], config=config)
+    alerted = found.filter(pl.col("segment_dim") == "product_age")
+    assert alerted.get_column("segment_value").to_list() == ["established"]

@@ -6,14 +6,17 @@ coverage in a segment fell below a quarter of every earlier day's level, in most
 windows, where that level would have given enough covered rows that noise cannot explain the
 fall. That pages at once, warm-up or not, in any segment that can page (``page_min_share`` of
 the rows, not a cross), whatever its size against ``min_rows``. Where the drop rule fires too,
-it speaks instead (``feco.alerts.detect``).
+it speaks instead (``feco.alerts.detect``). Like the other rules, it leaves all traffic and
+the product-age segments unjudged while their mix of product ages is not their history's
+(``min_age_overlap``): a batch of new products without reviews replacing last month's
+reviewed ones is other products, not a collapse.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from feco.alerts.rules import ABNORMAL_DAY, COSTED, COVERAGE, STEP, coverage_line, drop_columns, fired
+from feco.alerts.rules import ABNORMAL_DAY, COSTED, COVERAGE, STEP, coverage_line, drop_columns, fired, same_ages
 from feco.config import Alerts
 
 # Below this share of the lowest earlier day's coverage.
@@ -29,7 +32,7 @@ class CollapseRule:
     severity = None
     measure = ("coverage", "below")
     needs_history = False  # one earlier day is enough
-    statistics = ("observed", "history_min", "history_days", "windows", "window_coverages")
+    statistics = ("observed", "history_min", "history_days", "windows", "window_coverages", "history_overlap")
     pageable_only = True  # segments that can page, under min_rows too: its own guard keeps noise out
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
@@ -40,7 +43,8 @@ class CollapseRule:
         firing = (
             inputs.filter((pl.col("history_days") >= 1) & (pl.col("observed") < floor)
                           & (pl.col("history_min") * pl.col("n_rows") >= MIN_EXPECTED_COVERED)
-                          & (windows_below * 2 > pl.col("windows")))
+                          & (windows_below * 2 > pl.col("windows"))
+                          & same_ages("history_overlap", settings.min_age_overlap))
             .with_columns(pl.col("history_min").alias("baseline"), floor.alias("threshold"))
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
