@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from datetime import date
 
 import polars as pl
@@ -215,7 +216,9 @@ class _Day:
 
     def _outages(self, live: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
         """One incident per source and segment where two or more of the source's features
-        newly fail today (their headline a step rule's, held by no incident yet)."""
+        newly fail today (their headline a step rule's, held by no incident yet; headlines in
+        different segments count together where each feature fails in one holding them all,
+        ``_outage_groups``)."""
         opened = []
         for source, features in self.sources.items():
             heads: dict[tuple[str, str], list[dict]] = {}
@@ -227,10 +230,13 @@ class _Day:
                 if head["rule"] in registry.names(STEP) and _holder(covering, head) is None and not any(
                         contains(_segment(head), _segment(state)) for state in covering):
                     heads.setdefault(_segment(head), []).append(head)
-            for segment, failing in sorted(heads.items()):
+            for segment, failing in _outage_groups(heads, live):
                 if len(failing) >= 2:
                     lead = self._headline(failing)
-                    opened.append(self._opened(lead["feature"], lead, source=source,
+                    place = lead if _segment(lead) == segment else self._headline(
+                        [alert for alert in live[lead["feature"]]
+                         if _segment(alert) == segment and alert["rule"] in registry.names(STEP)])
+                    opened.append(self._opened(lead["feature"], place, source=source,
                                                features=sorted(head["feature"] for head in failing)))
         return opened
 
@@ -410,6 +416,26 @@ def _spread(incidents: list[dict], live: list[dict]) -> None:
         in_root = [alert for alert in live if _segment(alert) == root]
         home.update(segment_dim=root[0], segment_value=root[1],
                     normal_floor=_floor(max(in_root, key=_size)) if in_root else None)
+
+
+def _outage_groups(heads: dict[tuple[str, str], list[dict]],
+                   live: dict[str | None, list[dict]]) -> list[tuple[tuple[str, str], list[dict]]]:
+    """(segment, headlines) of a source's newly failing features, one group per segment of
+    their headlines, two groups joined at the smallest segment holding both where every one
+    of their features has a step rule's live alert: an outage of all traffic collapses every
+    product group alike, and which one a feature's headline names is noise."""
+    groups = sorted(heads.items())
+
+    def fails_in(segment: tuple[str, str], members: list[dict]) -> bool:
+        return all(any(_segment(alert) == segment and alert["rule"] in registry.names(STEP)
+                       for alert in live[head["feature"]]) for head in members)
+
+    for (a, first), (b, second) in itertools.combinations(groups, 2):
+        root = _common_root(a, b)
+        if fails_in(root, first + second):
+            rest = {segment: members for segment, members in groups if segment not in (a, b)}
+            return _outage_groups(rest | {root: rest.get(root, []) + first + second}, live)
+    return groups
 
 
 def _common_root(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:

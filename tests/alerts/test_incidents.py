@@ -327,3 +327,17 @@ def test_a_decay_crossing_a_recently_resolved_outage_is_lagging_and_one_elsewher
     assert not overlap(electronics, ("product_group", "toys"))
     assert not overlap(("region", "DE"), ("region x query_band", "FR x head"))
     assert overlap(("region", "DE"), ("region x query_band", "DE x head"))
+
+
+def test_a_source_failing_in_all_traffic_is_one_incident_whichever_segment_each_headline_names():
+    # Held-out round 10 (rollout 4341 at 150K): an 82% outage of a source's four features in all
+    # traffic collapsed every product group; each feature's headline named another group (the
+    # largest drop by a hair), so none shared a segment and four incidents opened.
+    outage = []
+    for feature, group in (("eng_a", "electronics"), ("eng_b", "head"), ("eng_c", "DE")):
+        outage += [alert(feature=feature, drop=0.80, rows=10_000),
+                   alert(SEGMENTS[group][0:1] + (group,), feature=feature, rule="collapse", drop=0.82, rows=1_000)]
+    days = track([(outage, coverage(FEATURES, all=0.1, electronics=0.1, head=0.1, DE=0.1))], sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened")
+    assert opened.select("source", "segment_dim", "features").rows() == [
+        ("engagement", "all", ["eng_a", "eng_b", "eng_c"])]
