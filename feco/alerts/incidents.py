@@ -7,8 +7,9 @@ or opens one: an alert elsewhere is another failure, not more of the same. The i
 segment (its root) is the headline segment of its first day: the most severe alert, then
 the largest drop, then the smallest segment, among the roll-up's headlines (so an outage in
 one product group heads its incident, not the query band it happens to dent). Features of
-one upstream source that newly fail on the same day in the same segment open one incident
-(a source outage), listing them. It resolves when its segment has been
+one upstream source that newly fail on the same day in the same segment (or each in one
+holding all their headlines) open one incident (a source outage), listing them; a paged
+incident that gains a feature failing on its own says so (``grew``). It resolves when its segment has been
 back within its normal band (at or above the threshold of the alert that opened it, no alert
 of the feature firing) for ``resolve_days`` days in a row.
 
