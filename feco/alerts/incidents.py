@@ -9,9 +9,9 @@ the largest drop, then the smallest segment, among the roll-up's headlines (so a
 one product group heads its incident, not the query band it happens to dent). Features of
 one upstream source that newly fail on the same day in the same segment (or each in one
 holding all their headlines) open one incident (a source outage), listing them; a paged
-incident that gains a feature failing on its own says so (``grew``). It resolves when its segment has been
-back within its normal band (at or above the threshold of the alert that opened it, no alert
-of the feature firing) for ``resolve_days`` days in a row.
+incident that gains a feature failing on its own says so (``grew``). It resolves when its
+segment has been back within its normal band (at or above the threshold of the alert that
+opened it, no alert of the feature firing) for ``resolve_days`` days in a row.
 
 A decay alert on a day whose coverage is already back above its threshold, or in a segment
 whose rows cross those of an incident of its feature (a source's: of any of its features)
