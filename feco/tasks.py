@@ -252,7 +252,8 @@ def _detect(conn, ds: date, config: Config) -> dict:
 
     def track(alerts: pl.DataFrame) -> pl.DataFrame:
         return track_incidents(alerts, carried, coverage, ds=ds, settings=config.alerts.incidents,
-                               history_days=history_days, sources=config.logs.source_features())
+                               history_days=history_days, sources=config.logs.source_features(),
+                               segments=config.segments)
 
     alerts, incidents, costs = with_costs(ds, config=config, alerts=alerts, track=track,
                                           cost=incident_cost(conn, ds, config=config), shares=importance or {})

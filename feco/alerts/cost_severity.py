@@ -30,10 +30,10 @@ from datetime import date
 import duckdb
 import polars as pl
 
-from feco.alerts.incidents import contains
+from feco.alerts.nesting import Nesting
 from feco.alerts.rules import COSTED, registry, segment_name
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
-from feco.config import Config, CostTiers, SeveritySettings
+from feco.config import Config, CostTiers, Segments, SeveritySettings
 from feco.warehouse import named_query
 
 COST_SCHEMA = {
@@ -78,15 +78,18 @@ def with_costs(ds: date, *, config: Config, alerts: pl.DataFrame, track: Callabl
 
 
 def clean_days(conn: duckdb.DuckDBPyConnection, features: list[str], segment: tuple[str, str], *, onset: date,
-               after: date, settings: SeveritySettings, sampled: Callable[[date], bool] = lambda ds: True) -> list[date]:
+               after: date, settings: SeveritySettings, sampled: Callable[[date], bool] = lambda ds: True,
+               segments: Segments | None = None) -> list[date]:
     """The last ``reference_days`` published days before ``onset`` (none the model trained on,
     within ``lookback_days``) on which none of ``features`` alerted in a segment holding
     ``segment`` or within it, oldest first; only days whose sample is still there (``sampled``:
-    a retention policy may have removed older samples, whose rows no replay can read)."""
+    a retention policy may have removed older samples, whose rows no replay can read).
+    ``segments``: the configured segments (an age band lies within its product age)."""
+    nesting = Nesting(segments or Segments())
     found = named_query(conn, "replay_reference_days", {"onset": onset, "after": after, "features": features,
                                                         "lookback": settings.lookback_days})
     clean = [ds for ds, alerted in found.iter_rows()
-             if not any(_overlap(segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])
+             if not any(_nested(nesting, segment, (a["segment_dim"], a["segment_value"])) for a in alerted or [])
              and sampled(ds)]
     return sorted(clean[:settings.reference_days])
 
@@ -178,8 +181,8 @@ def model_label(model: dict, config: Config) -> str:
     return json.loads(model["params"])["label"] if model["kind"] == "external" else config.logs.label
 
 
-def _overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
-    return contains(a, b) or contains(b, a)
+def _nested(nesting: Nesting, a: tuple[str, str], b: tuple[str, str]) -> bool:
+    return nesting.contains(a, b) or nesting.contains(b, a)
 
 
 def _held_by(costs: pl.DataFrame, before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:

@@ -2,7 +2,8 @@
 
 Alerts are per day, rule and segment; a person wants one message when something breaks, one
 when it gets worse and one when it is over. Each day, every alert of a feature attaches to
-an unresolved incident of that feature (or of its upstream source) whose segment holds it,
+an unresolved incident of that feature (or of its upstream source) whose segment holds it
+(``feco.alerts.nesting``: an age band lies within its product age),
 or opens one: an alert elsewhere is another failure, not more of the same. The incident's
 segment (its root) is the headline segment of its first day: the most severe alert, then
 the largest drop, then the smallest segment, among the roll-up's headlines (so an outage in
@@ -34,11 +35,12 @@ from datetime import date
 
 import polars as pl
 
+from feco.alerts.nesting import Nesting, Segment
 from feco.alerts.rules import COVERAGE, LEARNT, STEP, registry, segment_name
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
-from feco.config import Incidents
+from feco.config import Incidents, Segments
 
 SCHEMA = {
     "ds": pl.Date, "incident_id": pl.String, "feature": pl.String, "segment_dim": pl.String,
@@ -61,6 +63,7 @@ def track_incidents(
     settings: Incidents,
     history_days: int,
     sources: dict[str, list[str]] | None = None,
+    segments: Segments | None = None,
 ) -> pl.DataFrame:
     """The incidents' rows for ``ds``: those carried from the day before and those opened today.
 
@@ -69,7 +72,9 @@ def track_incidents(
     average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
     feature and segment (``day_coverage.sql``). ``history_days``: days published before ``ds``.
     ``sources``: each upstream source's features (``LogSchema.source_features``); features of
-    one source that fail on the same day in the same segment are one incident.
+    one source that fail on the same day in the same segment are one incident. ``segments``:
+    the configured segments (which age band lies within which product age; default the
+    default config's).
 
     Examples
     --------
@@ -79,7 +84,8 @@ def track_incidents(
         rows.filter(pl.col("event").is_not_null())  # the messages due today
     """
     day = _Day(ds, settings, coverage, history_days=history_days,
-               recently_resolved=_by_each_feature(carried.filter(pl.col("status") == "resolved")), sources=sources or {})
+               recently_resolved=_by_each_feature(carried.filter(pl.col("status") == "resolved")), sources=sources or {},
+               nesting=Nesting(segments or Segments()))
     todays = _by_feature(alerts, order="alert_id")
     unresolved = [_with_features(row) for row in carried.filter(pl.col("status") != "resolved").sort("incident_id")
                   .iter_rows(named=True)]
@@ -109,35 +115,13 @@ def _by_each_feature(incidents: pl.DataFrame) -> dict[str, list[dict]]:
     return grouped
 
 
-def contains(root: tuple[str, str], segment: tuple[str, str]) -> bool:
-    """Whether ``segment`` lies within ``root``: itself, anything within all traffic, and the
-    crosses of a dimension's value (``region x query_band = DE x head`` within ``region = DE``)."""
-    if root == segment or root == ("all", "all"):
-        return True
-    dims, values = segment[0].split(" x "), segment[1].split(" x ")
-    return " x " not in root[0] and len(dims) > 1 and root in zip(dims, values)
-
-
-def overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
-    """Whether two segments can share rows: they give no dimension different values
-    (``region = DE`` and ``query_band = head`` can; ``region = DE`` and ``region x query_band =
-    FR x head`` cannot)."""
-    values_a = dict(zip(a[0].split(" x "), a[1].split(" x "))) if a != ("all", "all") else {}
-    values_b = dict(zip(b[0].split(" x "), b[1].split(" x "))) if b != ("all", "all") else {}
-    return all(values_b[dim] == value for dim, value in values_a.items() if dim in values_b)
-
-
-def _depth(segment: tuple[str, str]) -> int:
-    return 0 if segment == ("all", "all") else segment[0].count(" x ") + 1
-
-
 class _Day:
-    """What one day knows: its date, the settings, every segment's coverage that day and the
-    features of each upstream source."""
+    """What one day knows: its date, the settings, every segment's coverage that day, the
+    features of each upstream source and which segment lies within which."""
 
     def __init__(self, ds: date, settings: Incidents, coverage: pl.DataFrame, *, history_days: int,
-                 recently_resolved: dict[str | None, list[dict]], sources: dict[str, list[str]]):
-        self.ds, self.settings, self.recently_resolved = ds, settings, recently_resolved
+                 recently_resolved: dict[str | None, list[dict]], sources: dict[str, list[str]], nesting: Nesting):
+        self.ds, self.settings, self.recently_resolved, self.nesting = ds, settings, recently_resolved, nesting
         self.history_days, self.sources = history_days, sources
         self.source_of = {feature: name for name, features in sources.items() for feature in features}
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
@@ -156,7 +140,7 @@ class _Day:
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         if today is not None and today >= alert["threshold"]:
             return False
-        return not any(overlap(_segment(state), _segment(alert))
+        return not any(self.nesting.overlap(_segment(state), _segment(alert))
                        for state in self.recently_resolved.get(alert["feature"], []))
 
     def track(self, todays: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
@@ -168,13 +152,13 @@ class _Day:
         self.failing = {feature for feature, alerts in live.items() if alerts}
         for feature in sorted(live, key=str):
             if live[feature]:
-                _spread(self._covering(incidents, feature), live[feature])
+                _spread(self.nesting, self._covering(incidents, feature), live[feature])
         incidents += self._outages(live, incidents)
         attached: dict[str, list[dict]] = {state["incident_id"]: [] for state in incidents}
         for feature in sorted(todays, key=str):
             for alert, home in self._attach(feature, todays[feature], live[feature], incidents):
                 attached.setdefault(home["incident_id"], []).append(alert)
-        return [self._merged(state, wider) if (wider := _wider(incidents, state))
+        return [self._merged(state, wider) if (wider := _wider(self.nesting, incidents, state))
                 else self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
@@ -197,11 +181,11 @@ class _Day:
         next headline among them. Every alert attaches to the widest incident that holds it,
         else to its group's."""
         covering = self._covering(incidents, feature)
-        homes = _held_decays(live, covering)  # rule -> the incident its roll-up group joined
+        homes = _held_decays(self.nesting, live, covering)  # rule -> the incident its roll-up group joined
         remaining = [alert for alert in live if alert["rule"] not in homes]
         while remaining:
             head = self._headline(remaining)
-            home = _holder(covering, head) or _widened(covering, head)
+            home = _holder(self.nesting, covering, head) or _widened(self.nesting, covering, head)
             if home is None:
                 home = self._opened(feature, head)
                 incidents.append(home)
@@ -210,9 +194,9 @@ class _Day:
                 self.joined.setdefault(home["incident_id"], []).append(head)
             homes[head["rule"]] = home
             covering = self._covering(incidents, feature)
-            homes = _held_decays(live, covering) | homes
-            remaining = [alert for alert in remaining if alert["rule"] not in homes and _holder(covering, alert) is None]
-        pairs = [(alert, _holder(covering, alert) or homes.get(alert["rule"])) for alert in alerts]
+            homes = _held_decays(self.nesting, live, covering) | homes
+            remaining = [alert for alert in remaining if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
+        pairs = [(alert, _holder(self.nesting, covering, alert) or homes.get(alert["rule"])) for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
 
     def _outages(self, live: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
@@ -222,16 +206,16 @@ class _Day:
         ``_outage_groups``)."""
         opened = []
         for source, features in self.sources.items():
-            heads: dict[tuple[str, str], list[dict]] = {}
+            heads: dict[Segment, list[dict]] = {}
             for feature in features:
                 if not live.get(feature):
                     continue
                 head = self._headline(live[feature])
                 covering = self._covering(incidents, feature)
-                if head["rule"] in registry.names(STEP) and _holder(covering, head) is None and not any(
-                        contains(_segment(head), _segment(state)) for state in covering):
+                if head["rule"] in registry.names(STEP) and _holder(self.nesting, covering, head) is None and not any(
+                        self.nesting.contains(_segment(head), _segment(state)) for state in covering):
                     heads.setdefault(_segment(head), []).append(head)
-            for segment, failing in _outage_groups(heads, live):
+            for segment, failing in _outage_groups(self.nesting, heads, live):
                 if len(failing) >= 2:
                     lead = self._headline(failing)
                     place = lead if _segment(lead) == segment else self._headline(
@@ -277,19 +261,20 @@ class _Day:
         return self.coverage.get((state["feature"], state["segment_dim"], state["segment_value"]))
 
     def _headline(self, alerts: list[dict]) -> dict:
-        """Most severe, then not a cross (a cross pages no one: a 30% drop in tail queries must
-        not hide under a 21% one in DE x torso), then largest drop, then smallest segment,
-        among the roll-up's headlines and what it grouped under a segment that does not hold
-        it (one headline per rule and day: the largest drop, so a cross more often than not)."""
+        """Most severe, then not a cross nor an age band (by default they page no one: a 30%
+        drop in tail queries must not hide under a 21% one in DE x torso, nor an outage of new
+        products under its 33% in band 7-13d), then largest drop, then smallest segment, among
+        the roll-up's headlines and what it grouped under a segment that does not hold it (one
+        headline per rule and day: the largest drop, so a cross more often than not)."""
         by_id = {alert["alert_id"]: alert for alert in alerts}
 
         def heads_a_place(alert: dict) -> bool:
             parent = by_id.get(alert["parent_id"])
-            return parent is None or not contains(_segment(parent), _segment(alert))
+            return parent is None or not self.nesting.contains(_segment(parent), _segment(alert))
 
         heads = [alert for alert in alerts if heads_a_place(alert)] or alerts
-        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], " x " in a["segment_dim"], -_size(a),
-                                         a["n_rows"] or 0, a["alert_id"]))
+        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], _narrow(a), -_size(a), a["n_rows"] or 0,
+                                         a["alert_id"]))
 
     def _not_paged(self, head: dict, state: dict) -> str | None:
         """Why the headline pages no one, None when it pages: severe enough, and in a segment
@@ -307,7 +292,7 @@ class _Day:
             return "not paged: a cross of dimensions (page_crosses is off)"
         if head["segment_dim"] == "age_band" and not settings.page_age_bands:
             return "not paged: an age band (page_age_bands is off)"
-        place = head if contains(_segment(head), _segment(state)) else state
+        place = head if self.nesting.contains(_segment(head), _segment(state)) else state
         if place["segment_dim"] == "all":
             return None
         rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))
@@ -374,11 +359,11 @@ class _Day:
         return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
 
 
-def _widened(incidents: list[dict], head: dict) -> dict | None:
+def _widened(nesting: Nesting, incidents: list[dict], head: dict) -> dict | None:
     """The most severe incident whose segment the headline's holds, moved up to it: an outage
     that spreads (or a decay seen in one place first) stays one incident."""
-    segment = (head["segment_dim"], head["segment_value"])
-    held = [state for state in incidents if contains(segment, (state["segment_dim"], state["segment_value"]))]
+    segment = _segment(head)
+    held = [state for state in incidents if nesting.contains(segment, _segment(state))]
     if not held:
         return None
     home = max(held, key=_seniority)
@@ -386,17 +371,17 @@ def _widened(incidents: list[dict], head: dict) -> dict | None:
     return home
 
 
-def _wider(incidents: list[dict], state: dict) -> dict | None:
+def _wider(nesting: Nesting, incidents: list[dict], state: dict) -> dict | None:
     """The widest other incident of the same features whose segment strictly holds this one's
     (one widened over it today), None if none does."""
     segment = _segment(state)
     holding = [other for other in incidents if state["features"] and other is not state
                and _segment(other) != segment and set(state["features"]) <= set(other["features"])
-               and contains(_segment(other), segment)]
-    return min(holding, key=lambda other: _depth(_segment(other)), default=None)
+               and nesting.contains(_segment(other), segment)]
+    return min(holding, key=lambda other: nesting.depth(_segment(other)), default=None)
 
 
-def _spread(incidents: list[dict], live: list[dict]) -> None:
+def _spread(nesting: Nesting, incidents: list[dict], live: list[dict]) -> None:
     """Move the most senior incident not paged yet that decays today up to the smallest segment
     holding it and the day's other decaying places (decays not grouped under another alert,
     nor held by another incident): a slow decline crosses its threshold in one product group,
@@ -405,48 +390,38 @@ def _spread(incidents: list[dict], live: list[dict]) -> None:
     the same day must not carry it to all traffic."""
     live = [alert for alert in live if alert["rule"] == DecayRule.name]
     firing = [state for state in incidents
-              if not state["paged_rank"] and any(contains(_segment(state), _segment(alert)) for alert in live)]
+              if not state["paged_rank"] and any(nesting.contains(_segment(state), _segment(alert)) for alert in live)]
     if not firing:
         return
     home = max(firing, key=_seniority)
     others = [_segment(state) for state in incidents if state is not home]
     places = [_segment(alert) for alert in live
-              if alert["status"] == "open" and not any(contains(other, _segment(alert)) for other in others)]
-    root = functools.reduce(_common_root, places, _segment(home))
+              if alert["status"] == "open" and not any(nesting.contains(other, _segment(alert)) for other in others)]
+    root = functools.reduce(nesting.common_root, places, _segment(home))
     if root != _segment(home):
         in_root = [alert for alert in live if _segment(alert) == root]
         home.update(segment_dim=root[0], segment_value=root[1],
                     normal_floor=_floor(max(in_root, key=_size)) if in_root else None)
 
 
-def _outage_groups(heads: dict[tuple[str, str], list[dict]],
-                   live: dict[str | None, list[dict]]) -> list[tuple[tuple[str, str], list[dict]]]:
+def _outage_groups(nesting: Nesting, heads: dict[Segment, list[dict]],
+                   live: dict[str | None, list[dict]]) -> list[tuple[Segment, list[dict]]]:
     """(segment, headlines) of a source's newly failing features, one group per segment of
     their headlines, two groups joined at the smallest segment holding both where every one
     of their features has a step rule's live alert: an outage of all traffic collapses every
     product group alike, and which one a feature's headline names is noise."""
     groups = sorted(heads.items())
 
-    def fails_in(segment: tuple[str, str], members: list[dict]) -> bool:
+    def fails_in(segment: Segment, members: list[dict]) -> bool:
         return all(any(_segment(alert) == segment and alert["rule"] in registry.names(STEP)
                        for alert in live[head["feature"]]) for head in members)
 
     for (a, first), (b, second) in itertools.combinations(groups, 2):
-        root = _common_root(a, b)
+        root = nesting.common_root(a, b)
         if fails_in(root, first + second):
             rest = {segment: members for segment, members in groups if segment not in (a, b)}
-            return _outage_groups(rest | {root: rest.get(root, []) + first + second}, live)
+            return _outage_groups(nesting, rest | {root: rest.get(root, []) + first + second}, live)
     return groups
-
-
-def _common_root(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:
-    """The smallest segment holding both: one of them, a value two crosses share, or all traffic."""
-    if contains(a, b):
-        return a
-    if contains(b, a):
-        return b
-    shared = set(zip(a[0].split(" x "), a[1].split(" x "))) & set(zip(b[0].split(" x "), b[1].split(" x ")))
-    return min(shared) if shared else ("all", "all")
 
 
 def _seniority(state: dict) -> tuple:
@@ -456,22 +431,21 @@ def _seniority(state: dict) -> tuple:
             state["incident_id"])
 
 
-def _held_decays(alerts: list[dict], incidents: list[dict]) -> dict[str, dict]:
+def _held_decays(nesting: Nesting, alerts: list[dict], incidents: list[dict]) -> dict[str, dict]:
     """{the decay rule: the incident} when one holds the decays' roll-up headline (their one alert
     without a parent): the 7-day average holds an outage's days in every segment its rows
     cross, and those decays are grouped under the outage's own. A step elsewhere is another
     failure, even when grouped under a larger one."""
     heads = [alert for alert in alerts if alert["rule"] == DecayRule.name and alert["parent_id"] is None]
-    home = _holder(incidents, heads[0]) if len(heads) == 1 else None
+    home = _holder(nesting, incidents, heads[0]) if len(heads) == 1 else None
     return {DecayRule.name: home} if home is not None else {}
 
 
-def _holder(incidents: list[dict], alert: dict) -> dict | None:
+def _holder(nesting: Nesting, incidents: list[dict], alert: dict) -> dict | None:
     """The widest incident whose segment holds the alert's, None if none does: once an incident
     has widened over another, what falls in both belongs to the wider one."""
-    segment = (alert["segment_dim"], alert["segment_value"])
-    holding = [state for state in incidents if contains((state["segment_dim"], state["segment_value"]), segment)]
-    return min(holding, key=lambda state: _depth((state["segment_dim"], state["segment_value"])), default=None)
+    holding = [state for state in incidents if nesting.contains(_segment(state), _segment(alert))]
+    return min(holding, key=lambda state: nesting.depth(_segment(state)), default=None)
 
 
 def describe_place(row: dict) -> str:
@@ -481,8 +455,13 @@ def describe_place(row: dict) -> str:
     return f"{row['feature'] or 'sampled volume'} in {segment_name(row)}"
 
 
-def _segment(row: dict) -> tuple[str, str]:
+def _segment(row: dict) -> Segment:
     return row["segment_dim"], row["segment_value"]
+
+
+def _narrow(alert: dict) -> bool:
+    """A cross of dimensions or an age band: segments that page no one by default."""
+    return " x " in alert["segment_dim"] or alert["segment_dim"] == "age_band"
 
 
 def _floor(alert: dict) -> float | None:

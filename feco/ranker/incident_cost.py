@@ -66,7 +66,8 @@ def _cost(conn: duckdb.DuckDBPyConnection, ds: date, incident: dict, *, config: 
     features = list(incident.get("features") or [incident["feature"]])
     segment = (incident["segment_dim"], incident["segment_value"])
     days = clean_days(conn, features, segment, onset=incident["opened_ds"], after=model["train_end"] or date.min,
-                      settings=settings, sampled=lambda day: is_sampled(day, config.paths.samples))
+                      settings=settings, sampled=lambda day: is_sampled(day, config.paths.samples),
+                      segments=config.segments)
     losses = observed_losses(conn, ds, features, segment, days)
     if prior and (not losses or (prior["run_id"] == model["run_id"] and not _grown(losses, prior))):
         return prior
