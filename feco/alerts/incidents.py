@@ -3,16 +3,16 @@
 Alerts are per day, rule and segment; a person wants one message when something breaks, one
 when it gets worse and one when it is over. Each day, every alert of a feature attaches to
 an unresolved incident of that feature (or of its upstream source) whose segment holds it
-(``feco.alerts.nesting``: an age band lies within its product age),
-or opens one: an alert elsewhere is another failure, not more of the same. The incident's
-segment (its root) is the headline segment of its first day: the most severe alert, then
-the largest drop, then the smallest segment, among the roll-up's headlines (so an outage in
-one product group heads its incident, not the query band it happens to dent). Features of
-one upstream source that newly fail on the same day in the same segment (or each in one
-holding all their headlines) open one incident (a source outage), listing them; a paged
-incident that gains a feature failing on its own says so (``grew``). It resolves when its
-segment has been back within its normal band (at or above the threshold of the alert that
-opened it, no alert of the feature firing) for ``resolve_days`` days in a row.
+(``feco.alerts.nesting``: an age band lies within its product age), or opens one: an alert
+elsewhere is another failure, not more of the same. The incident's segment (its root) is the
+headline segment of its first day: the most severe alert, then one not in a cross nor an age
+band, then the largest drop, then the smallest segment, among the roll-up's headlines (so an
+outage in one product group heads its incident, not the query band it happens to dent).
+Features of one upstream source that newly fail on the same day in the same segment (or each
+in one holding all their headlines) open one incident (a source outage), listing them; a
+paged incident that gains a feature failing on its own says so (``grew``). It resolves when
+its segment has been back within its normal band (at or above the threshold of the alert
+that opened it, no alert of the feature firing) for ``resolve_days`` days in a row.
 
 A decay alert on a day whose coverage is already back above its threshold, or in a segment
 whose rows cross those of an incident of its feature (a source's: of any of its features)
