@@ -195,7 +195,8 @@ class _Day:
             homes[head["rule"]] = home
             covering = self._covering(incidents, feature)
             homes = _held_decays(self.nesting, live, covering) | homes
-            remaining = [alert for alert in remaining if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
+            remaining = [alert for alert in remaining
+                         if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
         pairs = [(alert, _holder(self.nesting, covering, alert) or homes.get(alert["rule"])) for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
 
