@@ -143,6 +143,29 @@ def test_a_holiday_s_query_mix_is_expected_of_all_traffic(tmp_path):
     assert holiday_drops.filter(pl.col("segment_dim") == "all").is_empty()
 
 
+def test_a_holiday_s_query_mix_is_expected_of_new_and_established_products(tmp_path):
+    # Held-out round 11 (holiday 33398 at 40K): on a holiday of tail-heavy searches, engagement
+    # features fell a third in product_age = established, judged at its age mix alone, while
+    # all traffic, judged at its query mix too, was expected to fall so.
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={},
+                         segments={"dimensions": ["region", "query_band", "product_age"]},
+                         alerts={"min_rows": 100, "incidents": {"page_min_share": 0.05}})
+    days = [MONDAY + timedelta(days=i) for i in range(36)]
+    bands = {"head": 0.9, "torso": 0.7, "tail": 0.4}
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            holiday = ds == days[-1]
+            shares = {"head": 0.3, "torso": 0.3, "tail": 0.4} if holiday else {"head": 0.5, "torso": 0.3, "tail": 0.2}
+            mean = sum(shares[b] * bands[b] for b in bands) + wobble(i)
+            segments = {("region", "A"): cell(ROWS, mean), ("region", "B"): cell(ROWS, mean),
+                        ("product_age", "established"): cell(round(1.8 * ROWS), mean),
+                        ("product_age", "new"): cell(round(0.2 * ROWS), mean)}
+            segments |= {("query_band", b): cell(round(2 * ROWS * shares[b]), bands[b] + wobble(i)) for b in bands}
+            write_day(conn, ds, segments)
+        holiday_drops = fired(conn, days[-1], config, "drop_vs_moving_average")
+    assert holiday_drops.filter(pl.col("segment_dim").is_in(["all", "product_age"])).is_empty()
+
+
 def test_a_return_to_the_usual_null_share_after_zeros_over_nulls_neither_pages_nor_holds_the_incident(tmp_path):
     # f_dense is NULL in 30% of rows. A failure wrote zeros over every value of region A, NULLs
     # included, for three days (coverage 0, NULL share 0): a drop, paged. On the day it

@@ -1,7 +1,9 @@
 -- mixes: each day's coverage and NULL/NaN share as its mix of bands predicts them.
 -- Each day's coverage and NULL/NaN share as its mix predicts them at the bands' usual
 -- levels: all traffic by age band and by query band, new and established products by age
--- band (bands seen before only).
+-- band (bands seen before only) and by all traffic's query bands (a day's query mix is its
+-- searches', shown new and established products alike: a holiday's tail-heavy searches
+-- lower established products' coverage as they lower all traffic's).
 -- Inputs: band_days, band_levels. Params: none.
 -- Output: ds, feature, dim, segment_dim, segment_value, mix, missing_mix.
 SELECT ds, feature, dim, segment_dim, segment_value, sum(n_rows * level) / nullif(sum(n_rows), 0) AS mix,
@@ -11,5 +13,10 @@ FROM (SELECT ds, feature, dim, 'all' AS segment_dim, 'all' AS segment_value, n_r
       UNION ALL
       SELECT ds, feature, dim, 'product_age', age, n_rows, level, missing_level
       FROM band_days JOIN band_levels USING (feature, dim, band)
-      WHERE dim = 'age_band')
+      WHERE dim = 'age_band'
+      UNION ALL
+      SELECT ds, feature, dim, 'product_age', ages.age, n_rows, level, missing_level
+      FROM band_days JOIN band_levels USING (feature, dim, band)
+      CROSS JOIN (VALUES ('new'), ('established')) AS ages(age)
+      WHERE dim = 'query_band')
 GROUP BY ALL;
