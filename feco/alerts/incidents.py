@@ -181,7 +181,9 @@ class _Day:
         next headline among them. Every alert attaches to the widest incident that holds it,
         else to its group's."""
         covering = self._covering(incidents, feature)
-        homes = _held_decays(self.nesting, live, covering)  # rule -> the incident its roll-up group joined
+        # rule -> the incident its roll-up group joined (its headline lagging or not: an
+        # outage's region recovered before the product ages its rows are most of)
+        homes = _held_decays(self.nesting, alerts, covering)
         remaining = [alert for alert in live if alert["rule"] not in homes]
         while remaining:
             head = self._headline(remaining)
@@ -194,7 +196,7 @@ class _Day:
                 self.joined.setdefault(home["incident_id"], []).append(head)
             homes[head["rule"]] = home
             covering = self._covering(incidents, feature)
-            homes = _held_decays(self.nesting, live, covering) | homes
+            homes = _held_decays(self.nesting, alerts, covering) | homes
             remaining = [alert for alert in remaining
                          if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
         pairs = [(alert, _holder(self.nesting, covering, alert) or homes.get(alert["rule"])) for alert in alerts]
@@ -289,11 +291,14 @@ class _Day:
             what = "drops" if head["rule"] == DropRule.name else "NULL rises"
             return (f"not paged: {self.history_days} days of history, {what} page from {settings.page_after_days} "
                     "(page_after_days: the weekly pattern is learnt from two of every weekday)")
-        if " x " in head["segment_dim"] and not settings.page_crosses:
-            return "not paged: a cross of dimensions (page_crosses is off)"
-        if head["segment_dim"] == "age_band" and not settings.page_age_bands:
-            return "not paged: an age band (page_age_bands is off)"
         place = head if self.nesting.contains(_segment(head), _segment(state)) else state
+        # the headline's segment and the one paged about: an incident in an age band pages no
+        # one though a product age's decay heads it today
+        for segment in (head, place):
+            if " x " in segment["segment_dim"] and not settings.page_crosses:
+                return "not paged: a cross of dimensions (page_crosses is off)"
+            if segment["segment_dim"] == "age_band" and not settings.page_age_bands:
+                return "not paged: an age band (page_age_bands is off)"
         if place["segment_dim"] == "all":
             return None
         rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))

@@ -25,7 +25,7 @@ def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="cr
 
 SEGMENTS = {"all": ("all", 10_000), "electronics": ("product_group", 1_000), "head": ("query_band", 5_000),
             "tail": ("query_band", 2_000), "DE": ("region", 2_000), "new": ("product_age", 1_200),
-            "7-13d": ("age_band", 300), "14-29d": ("age_band", 500)}
+            "established": ("product_age", 8_800), "7-13d": ("age_band", 300), "14-29d": ("age_band", 500)}
 
 
 def coverage(features=("f",), **segments):
@@ -360,3 +360,32 @@ def test_an_outage_of_new_products_holds_its_features_alerts_in_the_age_bands_of
     assert days.select("segment_dim", "segment_value", "features").unique().rows() == [
         ("product_age", "new", ["eng_a", "eng_b", "eng_c"])]
     assert days["event"].to_list() == ["opened", None, None]
+
+
+def test_an_age_band_s_incident_pages_no_one_when_a_product_age_s_decay_heads_it():
+    # Held-out round 11 (nullfill 92157): an age band's decay opened a quiet incident; the next
+    # day the decays grouped under it were headed by product_age = established's (a segment
+    # that pages), and the age band's incident paged.
+    band, established = ("age_band", "7-13d"), ("product_age", "established")
+    first = alert(band, rule="decay_vs_reference", drop=0.45, rows=300, threshold=0.7)
+    second = [alert(band, rule="decay_vs_reference", severity="high", drop=0.47, rows=300, threshold=0.7),
+              alert(established, rule="decay_vs_reference", severity="high", drop=0.15, rows=8_800, threshold=0.7,
+                    parent=first["alert_id"])]
+    days = track([([first], coverage(**{"7-13d": 0.3})), (second, coverage(established=0.5, **{"7-13d": 0.3}))])
+    assert days["event"].to_list() == [None, None]
+    assert days["not_paged"].to_list()[-1] == "not paged: an age band (page_age_bands is off)"
+
+
+def test_decays_under_a_recovered_outage_s_own_decay_go_with_the_outage():
+    # Held-out round 11 (nullfill 92157): a source's outage in region DE recovered; its decay
+    # there, heading the day's decays, was lagging (DE back above its threshold), and the
+    # decay of established products grouped under it (a weekend, below its threshold) opened
+    # an incident of its own and paged.
+    de, established = ("region", "DE"), ("product_age", "established")
+    outage = alert(de, rows=2_000)
+    echo = alert(de, rule="decay_vs_reference", severity="medium", drop=0.22, rows=2_000, threshold=0.55)
+    grouped = alert(established, rule="decay_vs_reference", severity="medium", drop=0.11, rows=8_800, threshold=0.62,
+                    parent=echo["alert_id"])
+    days = track([([outage], coverage(DE=0.1)), ([echo, grouped], coverage(DE=0.6, established=0.58))])
+    assert days["incident_id"].n_unique() == 1
+    assert days.filter(pl.col("event") == "opened").height == 1
