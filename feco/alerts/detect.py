@@ -128,7 +128,8 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
     (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
     ``segments.band_days`` days of samples; all traffic and the product-age segments are
-    judged against their previous days as today's mix of age bands would have given them),
+    judged against their previous days as today's mix of age bands and of query bands would
+    have given them),
     its upstream source (``sources``), how much its weekly level wanders
     (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
     compare siblings (the day's per-series false-alarm rate is :func:`day_alpha`).
