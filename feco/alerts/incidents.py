@@ -128,6 +128,7 @@ class _Day:
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
         self.failing: set[str | None] = set()  # features with a live alert today (set by track)
+        self.stepping: set[str | None] = set()  # features with a live step rule's alert today
         self.joined: dict[str, list[dict]] = {}  # incident id -> headlines of features it gained today
 
     def is_live(self, alert: dict) -> bool:
@@ -150,6 +151,9 @@ class _Day:
         (``_outages``); then each feature's alerts attach (``_attach``)."""
         live = {feature: [alert for alert in alerts if self.is_live(alert)] for feature, alerts in todays.items()}
         self.failing = {feature for feature, alerts in live.items() if alerts}
+        self.stepping = {feature for feature, alerts in live.items()
+                         if any(alert["rule"] in registry.names(STEP) for alert in alerts)}
+        before = {state["incident_id"]: (_segment(state), state["features"]) for state in incidents}
         for feature in sorted(live, key=str):
             if live[feature]:
                 _spread(self.nesting, self._covering(incidents, feature), live[feature])
@@ -158,17 +162,25 @@ class _Day:
         for feature in sorted(todays, key=str):
             for alert, home in self._attach(feature, todays[feature], live[feature], incidents):
                 attached.setdefault(home["incident_id"], []).append(alert)
-        return [self._merged(state, wider) if (wider := _wider(self.nesting, incidents, state))
+        # only an incident that moved or grew today takes in another: a recovering outage in all
+        # traffic does not swallow a new step's incident in a segment it holds
+        changed = [state for state in incidents
+                   if before.get(state["incident_id"]) != (_segment(state), state["features"])]
+        return [self._merged(state, wider) if (wider := _wider(self.nesting, changed, state))
                 else self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
         """The incidents a feature's alerts may join: its own, and its source's while another
         of that incident's features is failing today (once they have recovered, a feature of the
-        source failing is a new failure, paged as such)."""
+        source failing is a new failure, paged as such). A step of the feature does not join one
+        that was back within its band yesterday: it is a new failure too, though the recovering
+        incident's segment holds it."""
         source = self.source_of.get(feature)
-        return [state for state in incidents if state["feature"] == feature or feature in state["features"]
-                or (source is not None and state["source"] == source
-                    and any(other in self.failing for other in state["features"]))]
+        return [state for state in incidents
+                if (state["feature"] == feature or feature in state["features"]
+                    or (source is not None and state["source"] == source
+                        and any(other in self.failing for other in state["features"])))
+                and not (feature in self.stepping and state["normal_days"])]
 
     def _attach(self, feature: str | None, alerts: list[dict], live: list[dict],
                 incidents: list[dict]) -> list[tuple[dict, dict]]:

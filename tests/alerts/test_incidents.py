@@ -25,7 +25,7 @@ def alert(segment=("all", "all"), *, rule="drop_vs_moving_average", severity="cr
 
 SEGMENTS = {"all": ("all", 10_000), "electronics": ("product_group", 1_000), "head": ("query_band", 5_000),
             "tail": ("query_band", 2_000), "DE": ("region", 2_000), "new": ("product_age", 1_200),
-            "established": ("product_age", 8_800), "7-13d": ("age_band", 300), "14-29d": ("age_band", 500)}
+            "established": ("product_age", 8_800), "FR": ("region", 2_000), "7-13d": ("age_band", 300), "14-29d": ("age_band", 500)}
 
 
 def coverage(features=("f",), **segments):
@@ -156,13 +156,24 @@ def test_an_alert_elsewhere_opens_its_own_incident_and_a_wider_one_takes_both_in
     # another failure, with its own incident; an outage of all traffic then widens the first
     # and the second, now inside it, resolves into it
     days = track([
-        ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
-        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
+        ([alert(("region", "FR"), severity="high", rows=2_000)], coverage(FR=0.3)),
+        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage(FR=0.3)),
         ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
     ]).sort("ds", "opened_ds")
     assert days.select("segment_value", "event").rows() == [
         ("FR", "opened"), ("FR", None), ("UK", "opened"), ("all", None), ("UK", "resolved")]
     assert days["detail"][-1] == "f in region=UK: merged into f in all traffic"
+
+
+def test_an_outage_after_one_incident_recovered_widens_the_one_still_failing():
+    # FR is back within its band on the second day: the outage is not more of it
+    days = track([
+        ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
+        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
+        ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
+    ]).sort("ds", "opened_ds")
+    assert days.select("segment_value", "event").rows() == [
+        ("FR", "opened"), ("FR", None), ("UK", "opened"), ("FR", "resolved"), ("all", "escalated")]
 
 
 def test_nothing_pages_before_the_weekly_pattern_can_be_learned():
@@ -389,3 +400,23 @@ def test_decays_under_a_recovered_outage_s_own_decay_go_with_the_outage():
     days = track([([outage], coverage(DE=0.1)), ([echo, grouped], coverage(DE=0.6, established=0.58))])
     assert days["incident_id"].n_unique() == 1
     assert days.filter(pl.col("event") == "opened").height == 1
+
+
+def test_a_new_step_of_a_feature_a_recovering_outage_lists_is_paged_as_its_own():
+    # Held-out round 12 (nullfill 81431): a source's outage in all traffic was back within its
+    # band; a step of one of its features in a product group the next day, and of another in
+    # tail queries the day after, joined it silently (all traffic holds every segment).
+    outage = [alert(feature=f) for f in ("eng_a", "eng_b")]
+    electronics = alert(("product_group", "electronics"), feature="eng_a", rows=1_000)
+    tail = alert(("query_band", "tail"), feature="eng_b", rows=2_000)
+    slow = SETTINGS.model_copy(update={"resolve_days": 3})
+    days = track([(outage, coverage(FEATURES, all=0.1)), ([], coverage(FEATURES)),
+                  ([electronics], coverage(FEATURES, electronics=0.1)),
+                  ([electronics, tail], coverage(FEATURES, electronics=0.1, tail=0.1))],
+                 settings=slow, sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened").sort("ds")
+    assert opened.select("source", "features", "segment_value").rows() == [
+        ("engagement", ["eng_a", "eng_b"], "all"), (None, ["eng_a"], "electronics"), (None, ["eng_b"], "tail")]
+    assert days.filter(pl.col("segment_value") == "electronics")["incident_id"].n_unique() == 1
+    outage_days = days.filter(pl.col("source") == "engagement")
+    assert outage_days["normal_days"].to_list() == [0, 1, 2, 3]  # the new steps do not hold it open
