@@ -69,7 +69,8 @@ def track_incidents(
 
     ``alerts`` are the day's alerts (as ``detect_alerts`` returns them), ``carried`` the
     unresolved incidents of the previous tracked day and those resolved in the moving
-    average's days before (``incidents_carried.sql``), and ``coverage`` the day's coverage per
+    average's days before, with the features of the alerts each held that day
+    (``incidents_carried.sql``: ``alerted_features``), and ``coverage`` the day's coverage per
     feature and segment (``day_coverage.sql``). ``history_days``: days published before ``ds``.
     ``sources``: each upstream source's features (``LogSchema.source_features``); features of
     one source that fail on the same day in the same segment are one incident. ``segments``:
@@ -89,7 +90,8 @@ def track_incidents(
     todays = _by_feature(alerts, order="alert_id")
     unresolved = [_with_features(row) for row in carried.filter(pl.col("status") != "resolved").sort("incident_id")
                   .iter_rows(named=True)]
-    rows = day.track(todays, unresolved)
+    held = {state["incident_id"]: state.pop("alerted_features") for state in unresolved if "alerted_features" in state}
+    rows = day.track(todays, unresolved, held=held)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("incident_id")
 
 
@@ -128,7 +130,7 @@ class _Day:
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
         self.failing: set[str | None] = set()  # features with a live alert today (set by track)
-        self.stepping: set[str | None] = set()  # features with a live step rule's alert today
+        self.released: set[tuple[str, str | None]] = set()  # (incident, feature failing anew), set by track
         self.joined: dict[str, list[dict]] = {}  # incident id -> headlines of features it gained today
 
     def is_live(self, alert: dict) -> bool:
@@ -144,15 +146,17 @@ class _Day:
         return not any(self.nesting.overlap(_segment(state), _segment(alert))
                        for state in self.recently_resolved.get(alert["feature"], []))
 
-    def track(self, todays: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
-        """Every incident's row today. First, an incident not paged yet that decays again
-        spreads over the day's other decaying places (``_spread``), and the features of a
-        source that newly fail on one day in one segment open one incident together
-        (``_outages``); then each feature's alerts attach (``_attach``)."""
+    def track(self, todays: dict[str | None, list[dict]], incidents: list[dict],
+              held: dict[str, list[str]]) -> list[dict]:
+        """Every incident's row today. First, features failing anew leave the incidents that
+        list them (``_release``), an incident not paged yet that decays again spreads over the
+        day's other decaying places (``_spread``), and the features of a source that newly fail
+        on one day in one segment open one incident together (``_outages``); then each
+        feature's alerts attach (``_attach``). ``held``: the features of the alerts each
+        incident held the day before."""
         live = {feature: [alert for alert in alerts if self.is_live(alert)] for feature, alerts in todays.items()}
         self.failing = {feature for feature, alerts in live.items() if alerts}
-        self.stepping = {feature for feature, alerts in live.items()
-                         if any(alert["rule"] in registry.names(STEP) for alert in alerts)}
+        self._release(incidents, live, held)
         before = {state["incident_id"]: (_segment(state), state["features"]) for state in incidents}
         for feature in sorted(live, key=str):
             if live[feature]:
@@ -162,8 +166,8 @@ class _Day:
         for feature in sorted(todays, key=str):
             for alert, home in self._attach(feature, todays[feature], live[feature], incidents):
                 attached.setdefault(home["incident_id"], []).append(alert)
-        # only an incident that moved or grew today takes in another: a recovering outage in all
-        # traffic does not swallow a new step's incident in a segment it holds
+        # only an incident that moved or grew today takes in another: one a feature failed anew
+        # out of does not swallow that feature's new incident in a segment it holds
         changed = [state for state in incidents
                    if before.get(state["incident_id"]) != (_segment(state), state["features"])]
         return [self._merged(state, wider) if (wider := _wider(self.nesting, changed, state))
@@ -172,15 +176,27 @@ class _Day:
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
         """The incidents a feature's alerts may join: its own, and its source's while another
         of that incident's features is failing today (once they have recovered, a feature of the
-        source failing is a new failure, paged as such). A step of the feature does not join one
-        that was back within its band yesterday: it is a new failure too, though the recovering
-        incident's segment holds it."""
+        source failing is a new failure, paged as such), but not one it failed anew out of
+        (``_release``)."""
         source = self.source_of.get(feature)
-        return [state for state in incidents
-                if (state["feature"] == feature or feature in state["features"]
-                    or (source is not None and state["source"] == source
-                        and any(other in self.failing for other in state["features"])))
-                and not (feature in self.stepping and state["normal_days"])]
+        own = [state for state in incidents if feature in (state["features"] or [state["feature"]])]
+        sources = [] if own else [state for state in incidents if source is not None and state["source"] == source
+                                  and any(other in self.failing for other in state["features"])]
+        return [state for state in own + sources if (state["incident_id"], feature) not in self.released]
+
+    def _release(self, incidents: list[dict], live: dict[str | None, list[dict]], held: dict[str, list[str]]) -> None:
+        """A feature that steps today, listed by an incident that held none of its alerts the
+        day before, fails anew: a new failure, its own incident, though that incident's segment
+        holds it (a source's outage in all traffic holds every segment, and lists the feature
+        for weeks). A source's incident stops listing it."""
+        stepping = {feature for feature, alerts in live.items()
+                    if any(alert["rule"] in registry.names(STEP) for alert in alerts)}
+        for state in incidents:
+            anew = [feature for feature in state["features"] if feature in stepping
+                    and state["incident_id"] in held and feature not in held[state["incident_id"]]]
+            self.released |= {(state["incident_id"], feature) for feature in anew}
+            if state["source"] and len(anew) < len(state["features"]):
+                state["features"] = [feature for feature in state["features"] if feature not in anew]
 
     def _attach(self, feature: str | None, alerts: list[dict], live: list[dict],
                 incidents: list[dict]) -> list[tuple[dict, dict]]:

@@ -48,6 +48,9 @@ def track(days: list[tuple[list[dict], pl.DataFrame]], settings=SETTINGS, source
         so_far = pl.concat(rows)  # what incidents_carried.sql reads, with a lag of 7 days
         carried = pl.concat([today.filter(pl.col("status") != "resolved"), so_far.filter(
             (pl.col("status") == "resolved") & (pl.col("ds") >= DAY + timedelta(days=offset - 6)))])
+        feature_of = {alert["alert_id"]: alert["feature"] for alert in alerts}
+        carried = carried.with_columns(alerted_features=pl.Series(
+            [sorted({feature_of[i] for i in ids}) for ids in carried["alert_ids"]], dtype=pl.List(pl.String)))
     return pl.concat(rows)
 
 
@@ -155,9 +158,10 @@ def test_an_alert_elsewhere_opens_its_own_incident_and_a_wider_one_takes_both_in
     # an unrelated alert of the same feature held a recovered incident open for days: it is
     # another failure, with its own incident; an outage of all traffic then widens the first
     # and the second, now inside it, resolves into it
+    fr_decay = alert(("region", "FR"), rule="decay_vs_reference", severity="medium", rows=2_000, threshold=0.55)
     days = track([
         ([alert(("region", "FR"), severity="high", rows=2_000)], coverage(FR=0.3)),
-        ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage(FR=0.3)),
+        ([fr_decay, alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage(FR=0.3)),
         ([alert(severity="high", drop=0.3)], coverage(all=0.4)),
     ]).sort("ds", "opened_ds")
     assert days.select("segment_value", "event").rows() == [
@@ -165,8 +169,8 @@ def test_an_alert_elsewhere_opens_its_own_incident_and_a_wider_one_takes_both_in
     assert days["detail"][-1] == "f in region=UK: merged into f in all traffic"
 
 
-def test_an_outage_after_one_incident_recovered_widens_the_one_still_failing():
-    # FR is back within its band on the second day: the outage is not more of it
+def test_an_outage_after_one_incident_went_quiet_widens_the_one_still_failing():
+    # FR raised nothing on the second day: the outage is not more of it
     days = track([
         ([alert(("region", "FR"), severity="high", rows=2_000)], coverage()),
         ([alert(("region", "UK"), severity="medium", drop=0.2, rows=2_000)], coverage()),
