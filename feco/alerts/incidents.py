@@ -176,23 +176,28 @@ class _Day:
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
         """The incidents a feature's alerts may join: its own, and its source's while another
         of that incident's features is failing today (once they have recovered, a feature of the
-        source failing is a new failure, paged as such), but not one it failed anew out of
-        (``_release``)."""
+        source failing is a new failure, paged as such) unless an incident from before today
+        lists it, but not one it failed anew out of (``_release``)."""
         source = self.source_of.get(feature)
         own = [state for state in incidents if feature in (state["features"] or [state["feature"]])]
-        sources = [] if own else [state for state in incidents if source is not None and state["source"] == source
-                                  and any(other in self.failing for other in state["features"])]
+        if any(state["opened_ds"] != self.ds for state in own):  # it failed on its own before today
+            source = None
+        sources = [state for state in incidents if source is not None and state["source"] == source
+                   and any(other in self.failing for other in state["features"])]
         return [state for state in own + sources if (state["incident_id"], feature) not in self.released]
 
     def _release(self, incidents: list[dict], live: dict[str | None, list[dict]], held: dict[str, list[str]]) -> None:
-        """A feature that steps today, listed by an incident that held none of its alerts the
-        day before, fails anew: a new failure, its own incident, though that incident's segment
-        holds it (a source's outage in all traffic holds every segment, and lists the feature
-        for weeks). A source's incident stops listing it."""
-        stepping = {feature for feature, alerts in live.items()
-                    if any(alert["rule"] in registry.names(STEP) for alert in alerts)}
+        """A feature that steps today at least as severely as an incident that lists it has
+        been, where that incident held none of its alerts the day before, fails anew: a new
+        failure, its own incident, though that incident's segment holds it (a source's outage
+        in all traffic holds every segment, and lists the feature for weeks). A milder step is
+        the incident's aftermath (a holiday's torso queries, a few days on). A source's incident
+        stops listing it."""
+        step = {feature: max(SEVERITY_RANK[alert["severity"]] for alert in steps)
+                for feature, alerts in live.items()
+                if (steps := [alert for alert in alerts if alert["rule"] in registry.names(STEP)])}
         for state in incidents:
-            anew = [feature for feature in state["features"] if feature in stepping
+            anew = [feature for feature in state["features"] if step.get(feature, 0) >= state["severity_rank"]
                     and state["incident_id"] in held and feature not in held[state["incident_id"]]]
             self.released |= {(state["incident_id"], feature) for feature in anew}
             if state["source"] and len(anew) < len(state["features"]):

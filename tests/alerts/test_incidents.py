@@ -424,3 +424,13 @@ def test_a_new_step_of_a_feature_a_recovering_outage_lists_is_paged_as_its_own()
     assert days.filter(pl.col("segment_value") == "electronics")["incident_id"].n_unique() == 1
     outage_days = days.filter(pl.col("source") == "engagement")
     assert outage_days["normal_days"].to_list() == [0, 1, 2, 3]  # the new steps do not hold it open
+
+
+def test_a_milder_step_of_a_listed_feature_after_a_quiet_day_is_the_incident_s_aftermath():
+    # Held-out round 12 (holiday 50984 at 150K): three days after a holiday's high drop of a
+    # source in all traffic, a medium drop of one of its features in torso queries
+    outage = [alert(feature=f, severity="high", drop=0.3) for f in ("eng_a", "eng_b")]
+    torso = alert(("query_band", "head"), feature="eng_a", severity="medium", drop=0.16, rows=5_000)
+    days = track([(outage, coverage(FEATURES, all=0.4)), ([], coverage(FEATURES, all=0.4)),
+                  ([torso], coverage(FEATURES, all=0.4, head=0.5))], sources=ENGAGEMENT)
+    assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
