@@ -10,9 +10,12 @@ band, then the largest drop, then the smallest segment, among the roll-up's head
 outage in one product group heads its incident, not the query band it happens to dent).
 Features of one upstream source that newly fail on the same day in the same segment (or each
 in one holding all their headlines) open one incident (a source outage), listing them; a
-paged incident that gains a feature failing on its own says so (``grew``). It resolves when
-its segment has been back within its normal band (at or above the threshold of the alert
-that opened it, no alert of the feature firing) for ``resolve_days`` days in a row.
+paged incident that gains a feature failing on its own says so (``grew``). A feature that
+steps as severely as an incident listing it has been, after a day on which that incident held
+none of its alerts, fails anew: its own incident, though the first one's segment holds it.
+An incident resolves when its segment has been back within its normal band (at or above the
+threshold of the alert that opened it, no alert of the feature firing) for ``resolve_days``
+days in a row.
 
 A decay alert on a day whose coverage is already back above its threshold, or in a segment
 whose rows cross those of an incident of its feature (a source's: of any of its features)
@@ -174,10 +177,10 @@ class _Day:
                 else self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
-        """The incidents a feature's alerts may join: its own, and its source's while another
-        of that incident's features is failing today (once they have recovered, a feature of the
-        source failing is a new failure, paged as such) unless an incident from before today
-        lists it, but not one it failed anew out of (``_release``)."""
+        """The incidents a feature's alerts may join: those that list it, and its source's while
+        another of that incident's features is failing today (once they have recovered, a
+        feature of the source failing is a new failure, paged as such) and no incident from
+        before today lists it; never one it fails anew out of (``_release``)."""
         source = self.source_of.get(feature)
         own = [state for state in incidents if feature in (state["features"] or [state["feature"]])]
         if any(state["opened_ds"] != self.ds for state in own):  # it failed on its own before today
