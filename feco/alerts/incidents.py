@@ -182,12 +182,12 @@ class _Day:
         feature of the source failing is a new failure, paged as such) and no incident from
         before today lists it; never one it fails anew out of (``_release``)."""
         source = self.source_of.get(feature)
-        own = [state for state in incidents if feature in (state["features"] or [state["feature"]])]
-        if any(state["opened_ds"] != self.ds for state in own):  # it failed on its own before today
+        open_to = [state for state in incidents if (state["incident_id"], feature) not in self.released]
+        own = [state for state in open_to if feature in (state["features"] or [state["feature"]])]
+        if any(state["opened_ds"] != self.ds for state in own):  # it fails on its own since before today
             source = None
-        sources = [state for state in incidents if source is not None and state["source"] == source
-                   and any(other in self.failing for other in state["features"])]
-        return [state for state in own + sources if (state["incident_id"], feature) not in self.released]
+        return own + [state for state in open_to if source is not None and state["source"] == source
+                      and state not in own and any(other in self.failing for other in state["features"])]
 
     def _release(self, incidents: list[dict], live: dict[str | None, list[dict]], held: dict[str, list[str]]) -> None:
         """A feature that steps today at least as severely as an incident that lists it has
@@ -328,9 +328,9 @@ class _Day:
             return (f"not paged: {self.history_days} days of history, {what} page from {settings.page_after_days} "
                     "(page_after_days: the weekly pattern is learnt from two of every weekday)")
         place = head if self.nesting.contains(_segment(head), _segment(state)) else state
-        # the headline's segment and the one paged about: an incident in an age band pages no
-        # one though a product age's decay heads it today
-        for segment in (head, place):
+        # the headline's segment, the one paged about and the incident's root: an incident in an
+        # age band pages no one though a product age's decay (the one holding it, too) heads it
+        for segment in (head, place, state):
             if " x " in segment["segment_dim"] and not settings.page_crosses:
                 return "not paged: a cross of dimensions (page_crosses is off)"
             if segment["segment_dim"] == "age_band" and not settings.page_age_bands:

@@ -434,3 +434,33 @@ def test_a_milder_step_of_a_listed_feature_after_a_quiet_day_is_the_incident_s_a
     days = track([(outage, coverage(FEATURES, all=0.4)), ([], coverage(FEATURES, all=0.4)),
                   ([torso], coverage(FEATURES, all=0.4, head=0.5))], sources=ENGAGEMENT)
     assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
+
+
+def test_an_age_band_s_incident_pages_no_one_when_the_product_age_holding_it_heads_it():
+    # Held-out round 13 (ltr 20002 at 150K): the same, headed by product_age = new, which holds
+    # the age band: the incident paged as if it were rooted there.
+    band, new = ("age_band", "7-13d"), ("product_age", "new")
+    first = alert(band, rule="decay_vs_reference", drop=0.45, rows=300, threshold=0.7)
+    second = [alert(band, rule="decay_vs_reference", severity="high", drop=0.47, rows=300, threshold=0.7),
+              alert(new, rule="decay_vs_reference", severity="high", drop=0.15, rows=1_200, threshold=0.7,
+                    parent=first["alert_id"])]
+    days = track([([first], coverage(**{"7-13d": 0.3})), (second, coverage(new=0.5, **{"7-13d": 0.3}))])
+    assert days["segment_dim"].to_list() == ["age_band", "age_band"]
+    assert days["event"].to_list() == [None, None]
+    assert days["not_paged"].to_list()[-1] == "not paged: an age band (page_age_bands is off)"
+
+
+def test_a_feature_failing_anew_beside_its_source_s_outage_joins_the_outage():
+    # Held-out round 13 (nullfill 41285 at 150K): a feature with a quiet decay incident of its
+    # own in an age band stepped with its source's outage in all traffic; it opened an incident
+    # of its own, and the outage paged twice.
+    band = ("age_band", "7-13d")
+    outage = [alert(feature=f) for f in ("eng_a", "eng_b")]
+    quiet = alert(band, feature="eng_c", rule="decay_vs_reference", severity="medium", drop=0.15, rows=300,
+                  threshold=0.7)
+    low = coverage(FEATURES, all=0.1, **{"7-13d": 0.3})
+    days = track([([quiet], coverage(FEATURES, **{"7-13d": 0.3})), (outage, low),
+                  (outage + [alert(feature="eng_c")], low)], sources=ENGAGEMENT)
+    paged = days.filter(pl.col("event").is_not_null())
+    assert paged.select("source", "event").rows() == [("engagement", "opened"), ("engagement", "grew")]
+    assert paged["features"].to_list()[-1] == ["eng_a", "eng_b", "eng_c"]
