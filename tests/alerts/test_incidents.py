@@ -4,6 +4,7 @@ escalation, resolution, lagging decays and which incidents page."""
 from datetime import date, timedelta
 
 import polars as pl
+import pytest
 
 from feco.alerts.incidents import SCHEMA, track_incidents
 from feco.alerts.rollup import roll_up
@@ -377,16 +378,19 @@ def test_an_outage_of_new_products_holds_its_features_alerts_in_the_age_bands_of
     assert days["event"].to_list() == ["opened", None, None]
 
 
-def test_an_age_band_s_incident_pages_no_one_when_a_product_age_s_decay_heads_it():
+@pytest.mark.parametrize("age, rows", [("established", 8_800), ("new", 1_200)])
+def test_an_age_band_s_incident_pages_no_one_when_a_product_age_s_decay_heads_it(age, rows):
     # Held-out round 11 (nullfill 92157): an age band's decay opened a quiet incident; the next
     # day the decays grouped under it were headed by product_age = established's (a segment
-    # that pages), and the age band's incident paged.
-    band, established = ("age_band", "7-13d"), ("product_age", "established")
+    # that pages), and the age band's incident paged. Round 13 (ltr 20002 at 150K): the same,
+    # headed by product_age = new, which holds the band.
+    band = ("age_band", "7-13d")
     first = alert(band, rule="decay_vs_reference", drop=0.45, rows=300, threshold=0.7)
     second = [alert(band, rule="decay_vs_reference", severity="high", drop=0.47, rows=300, threshold=0.7),
-              alert(established, rule="decay_vs_reference", severity="high", drop=0.15, rows=8_800, threshold=0.7,
-                    parent=first["alert_id"])]
-    days = track([([first], coverage(**{"7-13d": 0.3})), (second, coverage(established=0.5, **{"7-13d": 0.3}))])
+              alert(("product_age", age), rule="decay_vs_reference", severity="high", drop=0.15, rows=rows,
+                    threshold=0.7, parent=first["alert_id"])]
+    days = track([([first], coverage(**{"7-13d": 0.3})), (second, coverage(**{age: 0.5, "7-13d": 0.3}))])
+    assert days["segment_dim"].to_list() == ["age_band", "age_band"]
     assert days["event"].to_list() == [None, None]
     assert days["not_paged"].to_list()[-1] == "not paged: an age band (page_age_bands is off)"
 
@@ -430,24 +434,10 @@ def test_a_milder_step_of_a_listed_feature_after_a_quiet_day_is_the_incident_s_a
     # Held-out round 12 (holiday 50984 at 150K): three days after a holiday's high drop of a
     # source in all traffic, a medium drop of one of its features in torso queries
     outage = [alert(feature=f, severity="high", drop=0.3) for f in ("eng_a", "eng_b")]
-    torso = alert(("query_band", "head"), feature="eng_a", severity="medium", drop=0.16, rows=5_000)
+    milder = alert(("query_band", "head"), feature="eng_a", severity="medium", drop=0.16, rows=5_000)
     days = track([(outage, coverage(FEATURES, all=0.4)), ([], coverage(FEATURES, all=0.4)),
-                  ([torso], coverage(FEATURES, all=0.4, head=0.5))], sources=ENGAGEMENT)
+                  ([milder], coverage(FEATURES, all=0.4, head=0.5))], sources=ENGAGEMENT)
     assert days["incident_id"].n_unique() == 1 and days["event"].to_list() == ["opened", None, None]
-
-
-def test_an_age_band_s_incident_pages_no_one_when_the_product_age_holding_it_heads_it():
-    # Held-out round 13 (ltr 20002 at 150K): the same, headed by product_age = new, which holds
-    # the age band: the incident paged as if it were rooted there.
-    band, new = ("age_band", "7-13d"), ("product_age", "new")
-    first = alert(band, rule="decay_vs_reference", drop=0.45, rows=300, threshold=0.7)
-    second = [alert(band, rule="decay_vs_reference", severity="high", drop=0.47, rows=300, threshold=0.7),
-              alert(new, rule="decay_vs_reference", severity="high", drop=0.15, rows=1_200, threshold=0.7,
-                    parent=first["alert_id"])]
-    days = track([([first], coverage(**{"7-13d": 0.3})), (second, coverage(new=0.5, **{"7-13d": 0.3}))])
-    assert days["segment_dim"].to_list() == ["age_band", "age_band"]
-    assert days["event"].to_list() == [None, None]
-    assert days["not_paged"].to_list()[-1] == "not paged: an age band (page_age_bands is off)"
 
 
 def test_a_feature_failing_anew_beside_its_source_s_outage_joins_the_outage():
