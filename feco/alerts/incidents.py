@@ -40,6 +40,7 @@ import polars as pl
 
 from feco.alerts.nesting import Nesting, Segment
 from feco.alerts.rules import COVERAGE, LEARNT, STEP, registry, segment_name
+from feco.alerts.rules.collapse import CollapseRule
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
 from feco.alerts.severity import SEVERITY_NAME, SEVERITY_RANK
@@ -55,6 +56,12 @@ SCHEMA = {
     "message_id": pl.String, "detail": pl.String, "source": pl.String, "features": pl.List(pl.String),
     "not_paged": pl.String,
 }
+
+# The collapse rule speaks only where the drop rule did not fire (``feco.alerts.detect``): on
+# one day a feature's drops and collapses are one failure, each rule seen where it could see
+# it (an outage of established products is a drop there, and a collapse of every product
+# group alike, which the drop rule, judging each against the rest, rightly leaves alone).
+ONE_FAILURE = {DropRule.name: (CollapseRule.name,), CollapseRule.name: (DropRule.name,)}
 
 
 def track_incidents(
@@ -211,7 +218,8 @@ class _Day:
         """(alert, incident) for one feature's alerts today. The most severe live alert (the
         headline) continues the widest incident whose segment holds it, else widens one whose
         segment its own holds, else opens a new one; its roll-up group (the alerts of its rule,
-        one headline per feature and rule) goes with it. Decays go with the incident holding
+        one headline per feature and rule) goes with it, and so do the groups of rules that see
+        the same failure in other places (``ONE_FAILURE``). Decays go with the incident holding
         their roll-up headline (``_held_decays``: new products' decay in the head queries'
         outage). Live alerts of another rule that no incident holds are another failure: the
         next headline among them. Every alert attaches to the widest incident that holds it,
@@ -231,6 +239,8 @@ class _Day:
                 home["features"] = sorted(home["features"] + [feature])
                 self.joined.setdefault(home["incident_id"], []).append(head)
             homes[head["rule"]] = home
+            for rule in ONE_FAILURE.get(head["rule"], ()):
+                homes.setdefault(rule, home)
             covering = self._covering(incidents, feature)
             homes = _held_decays(self.nesting, alerts, covering) | homes
             remaining = [alert for alert in remaining

@@ -454,3 +454,26 @@ def test_a_feature_failing_anew_beside_its_source_s_outage_joins_the_outage():
     paged = days.filter(pl.col("event").is_not_null())
     assert paged.select("source", "event").rows() == [("engagement", "opened"), ("engagement", "grew")]
     assert paged["features"].to_list()[-1] == ["eng_a", "eng_b", "eng_c"]
+
+
+def test_collapses_where_the_drop_rule_saw_nothing_against_the_rest_go_with_the_drop_s_incident():
+    # Held-out round 14 (churn 22624, both volumes): a source's features failed in established
+    # products, 88% of the rows. The drop rule located it there (and in all traffic, grouped);
+    # every product group, region and query band collapsed alike, which the drop rule, judging
+    # each against the rest, rightly did not flag, so the collapse rule spoke there. Its roll-up
+    # headline (a product group crossing established) opened an incident of each feature: 10 pages.
+    established = ("product_age", "established")
+    outage = []
+    for feature, group in (("eng_a", "electronics"), ("eng_b", "tail")):
+        head = alert(established, feature=feature, drop=0.99, rows=8_800)
+        collapse = alert(SEGMENTS[group][0:1] + (group,), feature=feature, rule="collapse", drop=0.86,
+                         rows=SEGMENTS[group][1])
+        outage += [head, alert(feature=feature, drop=0.83, parent=head["alert_id"]), collapse] + [
+            alert(SEGMENTS[place][0:1] + (place,), feature=feature, rule="collapse", drop=0.8,
+                  rows=SEGMENTS[place][1], parent=collapse["alert_id"]) for place in ("DE", "FR", "head")]
+    low = coverage(FEATURES, all=0.1, established=0.01, electronics=0.08, tail=0.08, DE=0.1, FR=0.1, head=0.1)
+    days = track([(outage, low), (outage, low)], sources=ENGAGEMENT)
+    assert days["incident_id"].n_unique() == 1
+    assert days.select("source", "segment_value", "event").rows() == [("engagement", "established", "opened"),
+                                                                      ("engagement", "established", None)]
+    assert sorted(days["alert_ids"][0]) == sorted(a["alert_id"] for a in outage)
