@@ -9,7 +9,8 @@ headline segment of its first day: the most severe alert, then one not in a cros
 band, then the largest drop, then the smallest segment, among the roll-up's headlines (so an
 outage in one product group heads its incident, not the query band it happens to dent).
 Features of one upstream source that newly fail on the same day in the same segment (or each
-in one holding all their headlines) open one incident (a source outage), listing them; a
+in one holding all their headlines), all by steps or all by decays, open one incident (a
+source outage, or its data thinning out), listing them; a
 paged incident that gains a feature failing on its own says so (``grew``). A feature that
 steps as severely as an incident listing it has been, after a day on which that incident held
 none of its alerts, fails anew: its own incident, though the first one's segment holds it.
@@ -249,36 +250,40 @@ class _Day:
         return [(alert, home) for alert, home in pairs if home is not None]
 
     def _outages(self, live: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
-        """One incident per source and segment where two or more of the source's features
-        newly fail today (their headline a step rule's, held by no incident yet; headlines in
-        different segments count together where each feature fails in one holding them all,
-        ``_outage_groups``)."""
+        """One incident per source, segment and kind of failure where two or more of the
+        source's features newly fail today (their headlines all a step rule's, or all a
+        decay's, held by no incident yet; headlines in different segments count together where
+        each feature fails so in one holding them all, ``_outage_groups``)."""
         opened = []
         for source, features in self.sources.items():
-            heads: dict[Segment, list[dict]] = {}
+            heads: dict[frozenset[str], dict[Segment, list[dict]]] = {}
             for feature in features:
                 if not live.get(feature):
                     continue
                 head = self._headline(live[feature])
+                rules = _failing_together(head["rule"])
                 covering = self._covering(incidents, feature)
-                if head["rule"] in registry.names(STEP) and _holder(self.nesting, covering, head) is None and not any(
+                if rules and _holder(self.nesting, covering, head) is None and not any(
                         self.nesting.contains(_segment(head), _segment(state)) for state in covering):
-                    heads.setdefault(_segment(head), []).append(head)
-            for segment, failing in _outage_groups(self.nesting, heads, live):
-                if len(failing) >= 2:
-                    lead = self._headline(failing)
-                    place = lead if _segment(lead) == segment else self._headline(
-                        [alert for alert in live[lead["feature"]]
-                         if _segment(alert) == segment and alert["rule"] in registry.names(STEP)])
-                    opened.append(self._opened(lead["feature"], place, source=source,
-                                               features=sorted(head["feature"] for head in failing)))
+                    heads.setdefault(rules, {}).setdefault(_segment(head), []).append(head)
+            for rules, by_segment in heads.items():
+                for segment, failing in _outage_groups(self.nesting, by_segment, live, rules):
+                    if len(failing) >= 2:
+                        lead = self._headline(failing)
+                        place = lead if _segment(lead) == segment else self._headline(
+                            [alert for alert in live[lead["feature"]]
+                             if _segment(alert) == segment and alert["rule"] in rules])
+                        opened.append(self._opened(lead["feature"], place, source=source,
+                                                   features=sorted(head["feature"] for head in failing)))
         return opened
 
     def _opened(self, feature: str | None, head: dict, *, source: str | None = None,
                 features: list[str] | None = None) -> dict:
         root = (head["segment_dim"], head["segment_value"])
+        # a source's decay opens beside its outage in the same place: another id
+        kind = [head["rule"]] if source and head["rule"] == DecayRule.name else []
         return {
-            "incident_id": _digest(self.ds, source or feature, *root), "feature": feature,
+            "incident_id": _digest(self.ds, source or feature, *root, *kind), "feature": feature,
             "segment_dim": root[0], "segment_value": root[1], "opened_ds": self.ds, "status": "new",
             "severity": head["severity"], "severity_rank": SEVERITY_RANK[head["severity"]],
             "paged_rank": 0, "normal_days": 0, "rows_lost": 0,
@@ -456,23 +461,33 @@ def _spread(nesting: Nesting, incidents: list[dict], live: list[dict]) -> None:
                     normal_floor=_floor(max(in_root, key=_size)) if in_root else None)
 
 
-def _outage_groups(nesting: Nesting, heads: dict[Segment, list[dict]],
-                   live: dict[str | None, list[dict]]) -> list[tuple[Segment, list[dict]]]:
+def _failing_together(rule: str) -> frozenset[str] | None:
+    """The rules whose headlines of a source's features make one failure with this one's: the
+    step rules (an outage), or the decay rule (a source's data thinning out in one place, as
+    a batch of new products with less engagement history does to all its features at once);
+    None for a rule whose alerts are each feature's own."""
+    if rule in registry.names(STEP):
+        return frozenset(registry.names(STEP))
+    return frozenset({DecayRule.name}) if rule == DecayRule.name else None
+
+
+def _outage_groups(nesting: Nesting, heads: dict[Segment, list[dict]], live: dict[str | None, list[dict]],
+                   rules: frozenset[str]) -> list[tuple[Segment, list[dict]]]:
     """(segment, headlines) of a source's newly failing features, one group per segment of
     their headlines, two groups joined at the smallest segment holding both where every one
-    of their features has a step rule's live alert: an outage of all traffic collapses every
-    product group alike, and which one a feature's headline names is noise."""
+    of their features has a live alert of the ``rules`` there: an outage of all traffic
+    collapses every product group alike, and which one a feature's headline names is noise."""
     groups = sorted(heads.items())
 
     def fails_in(segment: Segment, members: list[dict]) -> bool:
-        return all(any(_segment(alert) == segment and alert["rule"] in registry.names(STEP)
+        return all(any(_segment(alert) == segment and alert["rule"] in rules
                        for alert in live[head["feature"]]) for head in members)
 
     for (a, first), (b, second) in itertools.combinations(groups, 2):
         root = nesting.common_root(a, b)
         if fails_in(root, first + second):
             rest = {segment: members for segment, members in groups if segment not in (a, b)}
-            return _outage_groups(nesting, rest | {root: rest.get(root, []) + first + second}, live)
+            return _outage_groups(nesting, rest | {root: rest.get(root, []) + first + second}, live, rules)
     return groups
 
 

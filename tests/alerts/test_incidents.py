@@ -477,3 +477,25 @@ def test_collapses_where_the_drop_rule_saw_nothing_against_the_rest_go_with_the_
     assert days.select("source", "segment_value", "event").rows() == [("engagement", "established", "opened"),
                                                                       ("engagement", "established", None)]
     assert sorted(days["alert_ids"][0]) == sorted(a["alert_id"] for a in outage)
+
+
+def test_features_of_one_source_decaying_together_are_one_incident_and_one_page():
+    # Held-out round 15 (churn 72371 at 150K): a batch of new products with less engagement
+    # history than the last; seven engagement features' 7-day averages crossed their decay
+    # thresholds in product_age = new on one day, an eighth two days on: eight incidents, each
+    # opened and resolved (14 pages). A decay of another of its features later goes with it, as
+    # decays go with the incident holding them.
+    new = ("product_age", "new")
+
+    def decay(feature):
+        return alert(new, feature=feature, rule="decay_vs_reference", severity="high", drop=0.13, rows=1_200,
+                     threshold=0.55)
+
+    low = coverage(FEATURES, new=0.5)
+    days = track([([decay("eng_a"), decay("eng_b"), decay("eng_c"), alert(("region", "DE"), feature="text")], low),
+                  ([decay("eng_a"), decay("eng_b"), decay("eng_c"), decay("eng_d")], low)], sources=ENGAGEMENT)
+    paged = days.filter(pl.col("event").is_not_null()).sort("source", nulls_last=True)
+    assert paged.select("source", "segment_value", "event", "features").rows() == [
+        ("engagement", "new", "opened", ["eng_a", "eng_b", "eng_c"]), (None, "DE", "opened", ["text"])]
+    second = days.filter((pl.col("ds") == DAY + timedelta(days=1)) & (pl.col("source") == "engagement"))
+    assert sorted(second["alert_ids"][0]) == sorted(decay(f)["alert_id"] for f in ("eng_a", "eng_b", "eng_c", "eng_d"))
