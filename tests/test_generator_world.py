@@ -232,6 +232,19 @@ def test_a_weekend_and_a_holiday_shift_the_query_mix_and_one_group_has_its_own_w
     assert own["weekend"] < own["weekday"] - 0.1  # its ratio to the rest of traffic moves at weekends
 
 
+def test_a_failure_of_tail_queries_hits_the_same_queries_on_a_weekend_s_mix():
+    world = World(calendar=Calendar(weekend_mix=0.6))
+    spec = f"feature=eng_ctr_30d,segment=query_band:tail,start={SATURDAY},days=1,share=1.0"
+    hit = day(SATURDAY, events=8_000, world=world, incidents=[parse_incident(spec)])
+    clean = day(SATURDAY, events=8_000, world=world)
+    plain = query_table(0)
+    tail = [name for name, band in zip(plain.names.to_pylist(), plain.band) if band == 2]
+    present = clean["eng_ctr_30d"] > 0
+    zeroed = present & (hit["eng_ctr_30d"] == 0)
+    assert zeroed.sum() > 0
+    assert zeroed.equals(present & clean["query"].is_in(tail))  # the tail of an ordinary day, not Saturday's
+
+
 def test_a_rollout_reaches_the_regions_one_after_another():
     rollout = ("pers_recent_view", MONDAY.isoformat(), 7, 0.25)
     world = World(calendar=Calendar(rollout=rollout))

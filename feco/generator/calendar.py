@@ -64,6 +64,13 @@ class DayPlan:
         return query_table(self.seed, self.world.zipf_exponent * mix, self.world.group_weights, group_mix)
 
     @property
+    def query_bands(self) -> np.ndarray:
+        """Each query's band by its usual popularity (the plain mix): a weekend's or a holiday's
+        mix moves traffic between the bands, not queries between them, as bands drawn from
+        weeks of traffic do; a failure of tail queries hits the same queries every day."""
+        return query_table(self.seed, self.world.zipf_exponent, self.world.group_weights).band
+
+    @property
     def n_events(self) -> int:
         return int(self.minute_counts.sum())
 

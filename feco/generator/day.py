@@ -168,7 +168,7 @@ def _segment_codes(rows: Rows, order: np.ndarray, *, plan: DayPlan) -> dict[str,
     return {
         "product_group": rows.group[order],
         "region": rows.region[order],
-        "query_band": plan.queries.band[rows.query[order]],
+        "query_band": plan.query_bands[rows.query[order]],
         "product_age": (rows.age_days[order] >= NEW_PRODUCT_DAYS).astype(np.int8),
     }
 
