@@ -16,7 +16,8 @@ day 7 on, the alerts' warm-up; a team is paged from its first days too):
 - per injected incident: paged (opened or escalated) at all, within a day of onset, the delay
   to the first page, the severity of that page against the tier of the injected size
   (feco.alerts.severity's tiers; a size on a tier's edge may land either side), for a decay
-  the highest tier paged while it grew against the tier of the share it reached, how many
+  the highest tier paged while it grew against the tier of the share it reached (or, where
+  the page held an alert of a rule with a tier of its own, such as a team's floor, that tier), how many
   incidents carried it (a source outage should be one), the share of its features they
   listed, and the days from the data's recovery to the last of them resolving;
 - a *target* is a step (zero or NULL, one feature or a source's) of at least 20% in a segment
@@ -32,6 +33,7 @@ from datetime import date, timedelta
 
 import polars as pl
 
+from feco.alerts.rules import registry
 from feco.alerts.severity import SEVERITY_NAME, TIERS
 from feco.warehouse import fetch
 
@@ -75,10 +77,16 @@ def load_incidents(conn) -> pl.DataFrame:
             FROM (SELECT *, unnest(alert_ids) AS alert_id FROM rows WHERE event IN {TELLING}) r
             JOIN alerts a ON a.ds = r.ds AND a.alert_id = r.alert_id
             WHERE a.alert_id = r.headline_alert_id OR NOT list_contains(r.listed_before, a.feature)
+            GROUP BY ALL),
+        held AS (
+            SELECT r.ds, r.incident_id, list(DISTINCT a.rule ORDER BY a.rule) AS rules
+            FROM (SELECT ds, incident_id, unnest(alert_ids) AS alert_id FROM incidents) r
+            JOIN alerts a ON a.ds = r.ds AND a.alert_id = r.alert_id
             GROUP BY ALL)
         SELECT ds, incident_id, listed AS features, segment_dim, segment_value, opened_ds, status, paged_rank,
-               event, headline_rule, coalesce(told, []) AS told
-        FROM rows LEFT JOIN told USING (ds, incident_id) ORDER BY ds, incident_id""")
+               event, headline_rule, coalesce(told, []) AS told, coalesce(rules, []) AS rules
+        FROM rows LEFT JOIN told USING (ds, incident_id) LEFT JOIN held USING (ds, incident_id)
+        ORDER BY ds, incident_id""")
 
 
 def load_row_shares(conn) -> pl.DataFrame:
@@ -219,6 +227,7 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
     fitting = _fitting_tiers(truth["share"])
     grown = pages.filter(pl.col("ds") <= end)
     reached = SEVERITY_NAME[grown["paged_rank"].max()] if grown.height else None
+    declared = _declared_tiers(grown)
     paged_ids = pages["incident_id"].unique().to_list()
     listed = set().union(*mine.filter(pl.col("incident_id").is_in(paged_ids))["features"].to_list()) & set(features)
     shape = truth["shape"]
@@ -239,9 +248,9 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
         "first_page_at": f"{first['segment_dim']}:{first['segment_value']}" if first else None,
         "severity_at_first_page": SEVERITY_NAME[first["paged_rank"]] if first else None,
         "expected_severity": fitting[0],
-        "severity_fits": first is not None and SEVERITY_NAME[first["paged_rank"]] in fitting,
+        "severity_fits": first is not None and SEVERITY_NAME[first["paged_rank"]] in fitting + _declared_tiers(pages[:1]),
         "reached_severity": reached,
-        "reached_tier_fits": reached in fitting,
+        "reached_tier_fits": reached in fitting + declared,
         "incidents_paged": len(paged_ids),
         "features_listed": len(listed) / len(features),
         "resolve_lag": _resolve_lag(mine, paged_ids, end),
@@ -261,6 +270,15 @@ def _fitting_tiers(share: float) -> list[str]:
     tier = next((name for bound, name in TIERS if share >= bound), "low")
     below = next((name for bound, name in TIERS if share * 0.999 >= bound), "low")
     return [tier] if below == tier else [tier, below]
+
+
+def _declared_tiers(pages: pl.DataFrame) -> list[str]:
+    """The tiers of rules with a fixed one among the alerts the pages held: a floor the team
+    drew is critical whatever the size, so a page at that tier is at the tier it should be."""
+    if "rules" not in pages.columns:
+        return []
+    fixed = (registry.rule_named(rule) for rules in pages["rules"] for rule in rules)
+    return [rule.severity for rule in fixed if rule is not None and rule.severity is not None]
 
 
 def _resolve_lag(mine: pl.DataFrame, paged_ids: list[str], end: date) -> int | None:

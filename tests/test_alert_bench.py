@@ -96,10 +96,10 @@ TRUTH = [
 ]
 
 
-def scored(rows: list[dict]) -> dict:
+def scored(rows: list[dict], truth: list[dict] = TRUTH) -> dict:
     incidents = pl.DataFrame(rows, schema_overrides={"features": pl.List(pl.String)})
     shares = pl.DataFrame({"ds": [day(20)], "segment_dim": ["region"], "segment_value": ["DE"], "share": [0.14]})
-    return score_run(incidents, shares, TRUTH, first_scored=day(14), last_day=day(55), first_weeks_until=day(14))
+    return score_run(incidents, shares, truth, first_scored=day(14), last_day=day(55), first_weeks_until=day(14))
 
 
 def test_the_scorer_matches_pages_to_what_was_injected():
@@ -154,3 +154,13 @@ def test_a_page_of_an_incident_open_before_counts_when_it_tells_of_the_injected_
     step = result["incidents"][0]
     assert step["paged_in_a_day"] and step["delay"] == 0 and step["severity_at_first_page"] == "high"
     assert result["false_opens"] == 1 and result["false_pages"] == 1  # the day-15 opening still counts
+
+
+def test_a_decay_paged_critical_by_the_team_s_floor_is_at_its_tier():
+    truth = [TRUTH[2] | {"share": 0.4}]  # a decay reaching 40%: high by its size
+    opened = page(27, "decay", ["meta_rating"], "all:all", "opened", rank=2) | {"rules": ["decay_vs_reference"]}
+    floor = page(31, "decay", ["meta_rating"], "all:all", "escalated", rank=4, opened=27)
+    sized = scored([opened, floor | {"rules": ["decay_vs_reference"]}], truth)["incidents"][0]
+    assert sized["reached_severity"] == "critical" and not sized["reached_tier_fits"]
+    declared = scored([opened, floor | {"rules": ["below_floor", "decay_vs_reference"]}], truth)["incidents"][0]
+    assert declared["reached_tier_fits"]
