@@ -21,6 +21,7 @@ from feco.generator import (
     parse_incident,
     parse_world,
 )
+from feco.generator.calendar import plan_day
 from feco.generator.catalogue import query_table
 from feco.generator.incidents import check_incidents
 from feco.generator.world import Calendar
@@ -237,12 +238,23 @@ def test_a_failure_of_tail_queries_hits_the_same_queries_on_a_weekend_s_mix():
     spec = f"feature=eng_ctr_30d,segment=query_band:tail,start={SATURDAY},days=1,share=1.0"
     hit = day(SATURDAY, events=8_000, world=world, incidents=[parse_incident(spec)])
     clean = day(SATURDAY, events=8_000, world=world)
-    plain = query_table(0)
-    tail = [name for name, band in zip(plain.names.to_pylist(), plain.band) if band == 2]
+    monday = plan_day(MONDAY, events_per_day=1, seed=0, new_region_launch=LAUNCH, world=world)
+    tail = [name for name, band in zip(query_table(0).names.to_pylist(), monday.query_bands) if band == 2]
     present = clean["eng_ctr_30d"] > 0
     zeroed = present & (hit["eng_ctr_30d"] == 0)
     assert zeroed.sum() > 0
-    assert zeroed.equals(present & clean["query"].is_in(tail))  # the tail of an ordinary day, not Saturday's
+    assert zeroed.equals(present & clean["query"].is_in(tail))  # the tail of a Monday, not Saturday's own
+
+
+def test_a_week_s_searches_fall_half_in_the_head_band_whatever_the_weekend_mix():
+    # A team's head band is the queries that make half of its traffic over weeks (weekends
+    # included); a failure "in head queries" hits those, so the generator's band is theirs.
+    calendar = Calendar(weekend_volume=0.6, weekend_mix=0.6, weekend_groups=(0.4,) + (1.0,) * 9)
+    world = World(calendar=calendar)
+    week = pl.concat([day(MONDAY + dt.timedelta(days=d), events=20_000, world=world) for d in range(7)])
+    bands = plan_day(MONDAY, events_per_day=1, seed=0, new_region_launch=LAUNCH, world=world).query_bands
+    head = [name for name, band in zip(query_table(0).names.to_pylist(), bands) if band == 0]
+    assert week.unique("event_id")["query"].is_in(head).mean() == pytest.approx(0.5, abs=0.02)
 
 
 def test_a_rollout_reaches_the_regions_one_after_another():

@@ -9,11 +9,12 @@ generated in; each hour then gets its own child seed so hours can be built indep
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from feco.generator.catalogue import QueryTable, query_table
+from feco.generator.catalogue import QueryTable, query_table, week_bands
 from feco.generator.schema import FEATURE_FAMILIES
 from feco.generator.world import World
 
@@ -24,8 +25,8 @@ EVENT_ID_STRIDE = 1_000_000_000
 MAX_EVENTS_PER_DAY = EVENT_ID_STRIDE // 4
 
 # Mean 1 over a week: a little more search at weekends, a Friday dip.
-_WEEKDAY_VOLUME = np.array([1.00, 0.98, 0.97, 0.98, 0.94, 1.05, 1.08])
-_WEEKDAY_VOLUME = _WEEKDAY_VOLUME / _WEEKDAY_VOLUME.mean()
+_VOLUME_BY_WEEKDAY = np.array([1.00, 0.98, 0.97, 0.98, 0.94, 1.05, 1.08])
+WEEKDAY_VOLUME = tuple(_VOLUME_BY_WEEKDAY / _VOLUME_BY_WEEKDAY.mean())
 _NIGHT_TROUGH_HOUR = 4.0
 _EVENING_PEAK_HOUR = 20.0
 _DIURNAL_AMPLITUDE = 0.7
@@ -65,10 +66,10 @@ class DayPlan:
 
     @property
     def query_bands(self) -> np.ndarray:
-        """Each query's band by its usual popularity (the plain mix): a weekend's or a holiday's
-        mix moves traffic between the bands, not queries between them, as bands drawn from
-        weeks of traffic do; a failure of tail queries hits the same queries every day."""
-        return query_table(self.seed, self.world.zipf_exponent, self.world.group_weights).band
+        """Each query's band by its popularity in a usual week (``week_bands``): a weekend's
+        or a holiday's mix moves traffic between the bands, not queries between them, as bands
+        drawn from weeks of traffic do; a failure of tail queries hits the same queries every day."""
+        return _week_bands(self.seed, self.world)
 
     @property
     def n_events(self) -> int:
@@ -83,6 +84,13 @@ class DayPlan:
         return self.ds.weekday() >= 5
 
 
+@functools.lru_cache(maxsize=16)
+def _week_bands(seed: int, world: World) -> np.ndarray:
+    plain = query_table(seed, world.zipf_exponent, world.group_weights)
+    weights = np.diff(plain.cdf, prepend=0.0)
+    return week_bands(weights, plain.group, world.calendar.usual_week(WEEKDAY_VOLUME))
+
+
 def plan_day(
     ds: dt.date, *, events_per_day: int, seed: int, new_region_launch: dt.date, world: World
 ) -> DayPlan:
@@ -91,7 +99,7 @@ def plan_day(
     rng = np.random.default_rng(day_seed)
     weekend = ds.weekday() >= 5
     days_since_launch = (ds - new_region_launch).days
-    volume = world.calendar.volume(ds, weekday_shape=tuple(_WEEKDAY_VOLUME), since_launch=days_since_launch)
+    volume = world.calendar.volume(ds, weekday_shape=WEEKDAY_VOLUME, since_launch=days_since_launch)
     n_events = min(round(events_per_day * volume * np.exp(rng.normal(0, 0.02))), MAX_EVENTS_PER_DAY)
     minute_counts = rng.multinomial(n_events, _diurnal_profile())
     presence, hour_presence = _presence_drift(rng, weekend=weekend)

@@ -98,6 +98,24 @@ def query_table(
     )
 
 
+def week_bands(weights: np.ndarray, group: np.ndarray,
+               usual_week: list[tuple[float, float, tuple[float, ...] | None]]) -> np.ndarray:
+    """Each query's band in a usual week's traffic (``Calendar.usual_week``: each day's volume
+    and mix of the plain ``weights``): bands a team draws from weeks of its searches, weekends
+    included, so a failure "in head queries" hits half of the week's searches."""
+    week = np.zeros(len(weights))
+    for volume, mix, group_mix in usual_week:
+        day = weights ** mix
+        if group_mix is not None:
+            day = within_groups(day, group, np.asarray(group_mix))
+        week += volume * day / day.sum()
+    order = np.argsort(-week, kind="stable")
+    share = week[order] / week.sum()
+    band = np.empty(len(weights), dtype=np.int8)
+    band[order] = np.searchsorted(_BAND_EDGES, np.cumsum(share) - share, side="right")
+    return band
+
+
 def within_groups(weights: np.ndarray, group: np.ndarray, mix: np.ndarray) -> np.ndarray:
     """Each group's queries' weights raised to its ``mix`` and scaled back to the group's own
     total: the group is searched for as often, deeper in its tail (``mix`` below 1)."""

@@ -47,8 +47,8 @@ import pyarrow as pa
 from feco.errors import DataError, UsageError
 from feco.evaluation.letor import read_letor
 from feco.generator.behaviour import rank_lists
-from feco.generator.calendar import DayPlan, plan_day
-from feco.generator.catalogue import hash_ids, uniforms, within_groups
+from feco.generator.calendar import WEEKDAY_VOLUME, DayPlan, plan_day
+from feco.generator.catalogue import hash_ids, uniforms, week_bands, within_groups
 from feco.generator.day import apply_rollout, check_volume, corrupt
 from feco.generator.incidents import Incident, check_incidents, incident_mask
 from feco.generator.schema import (
@@ -302,7 +302,7 @@ def _catalogue(world: LtrWorld, seed: int, root: Path) -> _Catalogue:
         offsets=np.r_[0, np.cumsum(sizes)],
         names=pa.array([f"q{q}" for q in by_rank], type=pa.string()),
         cdf=cdf,
-        band=np.searchsorted((0.5, 0.8), cdf - weights, side="right").astype(np.int8),
+        band=week_bands(weights, query_group, world.calendar.usual_week(WEEKDAY_VOLUME)),
         log_weight=np.log(weights),
         waves=rng.random((len(qids), 2 * len(_DRIFT_PERIODS))),
         query_group=query_group,

@@ -101,20 +101,27 @@ class Calendar:
 
     def volume(self, ds: date, *, weekday_shape: tuple[float, ...], since_launch: int) -> float:
         """The day's volume against the mean: weekday shape, growth and holiday."""
-        if self.weekend_volume is None:
-            shape = weekday_shape[ds.weekday()]
-        else:
-            shape = (self.weekend_volume if ds.weekday() >= 5 else 1.0) * 7 / (5 + 2 * self.weekend_volume)
         growth = (1.0 + self.weekly_growth) ** (since_launch / 7)
-        return shape * growth * (self.holiday_volume if self.is_holiday(ds) else 1.0)
+        return self._shape(ds.weekday(), weekday_shape) * growth * (self.holiday_volume if self.is_holiday(ds) else 1.0)
+
+    def usual_week(self, weekday_shape: tuple[float, ...]) -> list[tuple[float, float, tuple[float, ...] | None]]:
+        """(volume, exponent multiplier, group multipliers) of each day of a week without a
+        holiday: the traffic a team's query bands are drawn from."""
+        return [(self._shape(weekday, weekday_shape), *self._weekday_mix(weekday)) for weekday in range(7)]
 
     def mix(self, ds: date) -> tuple[float, tuple[float, ...] | None]:
         """The day's multiplier of the query exponent, and per product group a further one."""
         if self.is_holiday(ds):
             return self.holiday_mix, None
-        if ds.weekday() >= 5:
-            return self.weekend_mix, self.weekend_groups
-        return 1.0, None
+        return self._weekday_mix(ds.weekday())
+
+    def _shape(self, weekday: int, weekday_shape: tuple[float, ...]) -> float:
+        if self.weekend_volume is None:
+            return weekday_shape[weekday]
+        return (self.weekend_volume if weekday >= 5 else 1.0) * 7 / (5 + 2 * self.weekend_volume)
+
+    def _weekday_mix(self, weekday: int) -> tuple[float, tuple[float, ...] | None]:
+        return (self.weekend_mix, self.weekend_groups) if weekday >= 5 else (1.0, None)
 
     def rollout_reached(self, ds: date, regions: int, seed: int) -> np.ndarray | None:
         """Per region code, whether the rollout has reached it on ``ds`` (None: no rollout)."""
