@@ -232,7 +232,8 @@ class _Day:
         remaining = [alert for alert in live if alert["rule"] not in homes]
         while remaining:
             head = self._headline(remaining)
-            home = _holder(self.nesting, covering, head) or _widened(self.nesting, covering, head)
+            home = (_holder(self.nesting, covering, head) or _widened(self.nesting, covering, head)
+                    or self._crossed(covering, head, alerts))
             if home is None:
                 home = self._opened(feature, head)
                 incidents.append(home)
@@ -248,6 +249,26 @@ class _Day:
                          if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
         pairs = [(alert, _holder(self.nesting, covering, alert) or homes.get(alert["rule"])) for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
+
+    def _crossed(self, incidents: list[dict], head: dict, alerts: list[dict]) -> dict | None:
+        """The feature's incident in a segment crossing the headline's whose loss today explains
+        it: a failure of head queries shows in every product age and group that searches them,
+        by their rows among head queries. Explained: the headline lost no larger share, and no
+        more rows, than the incident's segment did today against its alerts' baseline (its
+        coverage of the day, not the 7-day average a decay reads). A larger fall is another failure."""
+        feature, segment = head["feature"], _segment(head)
+        for state in incidents:
+            place = _segment(state)
+            baselines = [alert["baseline"] for alert in alerts
+                         if _segment(alert) == place and alert.get("baseline") is not None]
+            today = self.coverage.get((feature, *place))
+            if not baselines or max(baselines) <= 0 or today is None or not self.nesting.overlap(segment, place):
+                continue  # (an incident holding the headline, or held by it, took it before)
+            baseline = max(baselines)
+            lost_rows = (baseline - today) * self.rows[(feature, *place)]
+            if _size(head) <= 1 - today / baseline and _rows_lost(head) <= lost_rows:
+                return state
+        return None
 
     def _outages(self, live: dict[str | None, list[dict]], incidents: list[dict]) -> list[dict]:
         """One incident per source, segment and kind of failure where two or more of the
@@ -374,7 +395,7 @@ class _Day:
                 event = "grew"
             told = [f"{alert['feature']} fails too: {alert['detail']}" for alert in news]
             detail = self._outage_line(state) + "; ".join(told + ([] if head in news else [head["detail"]]))
-            lost = round((head["n_rows"] or 0) * abs(head["drop_abs"] or 0.0))
+            lost = round(_rows_lost(head))
         else:
             if status == "resolved" and paged:
                 event = "resolved"
@@ -534,6 +555,10 @@ def _narrow(alert: dict) -> bool:
 def _floor(alert: dict) -> float | None:
     """The coverage below which the alert's segment is not back to normal."""
     return alert["threshold"] if alert["rule"] in registry.names(COVERAGE) else None
+
+
+def _rows_lost(alert: dict) -> float:
+    return (alert["n_rows"] or 0) * abs(alert["drop_abs"] or 0.0)
 
 
 def _size(alert: dict) -> float:

@@ -499,3 +499,21 @@ def test_features_of_one_source_decaying_together_are_one_incident_and_one_page(
         ("engagement", "new", "opened", ["eng_a", "eng_b", "eng_c"]), (None, "DE", "opened", ["text"])]
     second = days.filter((pl.col("ds") == DAY + timedelta(days=1)) & (pl.col("source") == "engagement"))
     assert sorted(second["alert_ids"][0]) == sorted(decay(f)["alert_id"] for f in ("eng_a", "eng_b", "eng_c", "eng_d"))
+
+
+def test_a_drop_in_a_segment_crossing_an_incident_s_is_that_failure_when_its_loss_explains_it():
+    # head queries decay; established products, most of whose rows are head queries' too, dip
+    # with them: the same failure seen across, not a second one. A region's collapse, larger
+    # than anything the head queries lost, is its own.
+    def head(drop):
+        return alert(("query_band", "head"), rule="decay_vs_reference", severity="high", drop=drop, rows=5_000) | {
+            "baseline": 0.8}
+    established = alert(("product_age", "established"), severity="medium", drop=0.15, rows=8_800)
+    de = alert(("region", "DE"), severity="critical", drop=0.9, rows=2_000)
+    days = track([([head(0.4)], coverage(head=0.48)), ([head(0.45), established], coverage(head=0.44)),
+                  ([head(0.45), established, de], coverage(head=0.44, DE=0.06))])
+    assert days.filter(pl.col("event") == "opened").select("segment_dim", "segment_value").rows() == [
+        ("query_band", "head"), ("region", "DE")]
+    second = days.filter((pl.col("ds") == DAY + timedelta(days=1)))
+    assert second.height == 1 and sorted(second["alert_ids"][0]) == sorted(
+        [head(0.45)["alert_id"], established["alert_id"]])
