@@ -514,6 +514,6 @@ def test_a_drop_in_a_segment_crossing_an_incident_s_is_that_failure_when_its_los
                   ([head(0.45), established, de], coverage(head=0.44, DE=0.06))])
     assert days.filter(pl.col("event") == "opened").select("segment_dim", "segment_value").rows() == [
         ("query_band", "head"), ("region", "DE")]
-    second = days.filter((pl.col("ds") == DAY + timedelta(days=1)))
+    second = days.filter(pl.col("ds") == DAY + timedelta(days=1))
     assert second.height == 1 and sorted(second["alert_ids"][0]) == sorted(
         [head(0.45)["alert_id"], established["alert_id"]])
