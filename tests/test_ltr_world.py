@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -15,10 +16,12 @@ from feco.generator import parse_incident
 from feco.generator.ltr_world import (
     DATASETS,
     LtrWorld,
+    _catalogue,
     generate_ltr_logs,
     ltr_schema,
     segment_shares,
 )
+from feco.generator.world import Calendar
 from feco.paper.datasets import default_root
 
 pytestmark = pytest.mark.skipif(not (default_root() / "mq2008" / "S1.txt").exists(),
@@ -83,6 +86,16 @@ def test_an_event_shows_5_to_20_of_one_querys_documents_in_ranked_order(monday, 
 def test_the_query_mix_is_concentrated(monday):
     shares = monday.unique("event_id")["query"].value_counts(normalize=True, sort=True)
     assert shares["proportion"][0] > 0.1 and shares["proportion"][:20].sum() > 0.45
+
+
+def test_a_week_s_searches_fall_half_in_the_head_band_whatever_the_weekend_mix(tmp_path):
+    world = replace(WORLD, query_drift=0.0, calendar=Calendar(weekend_volume=0.6, weekend_mix=0.6))
+    generate_ltr_logs(tmp_path, start=MONDAY, days=7, events_per_day=3_000, seed=4, world=world,
+                      new_region_launch=MONDAY)
+    week = pl.read_parquet(tmp_path / "ds=*" / "hour=*" / "*.parquet", hive_partitioning=False)
+    catalogue = _catalogue(world, 4, default_root())
+    head = [name for name, band in zip(catalogue.names.to_pylist(), catalogue.band) if band == 0]
+    assert week.unique("event_id")["query"].is_in(head).mean() == pytest.approx(0.5, abs=0.03)
 
 
 def test_new_products_turn_over_within_a_month_and_renew(tmp_path, monday):
