@@ -18,6 +18,7 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | holiday | weekday's calendar and one or two holidays after the warm-up at 2–3× the searches with a much flatter mix | — |
 | rollout | weekday's calendar, a feature rolled out region by region over 5–9 days from 20–35% to all of its rows, the new region launched after the warm-up | — |
 | nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
+| crossing | weekday's calendar | 1–2 features failing twice: a decay in a wide segment (≥ 30% of rows) and, while it lasts, a target step of the same feature in a segment of another dimension |
 | calendar | MQ2008's real values with all of it: weekends, growth, a holiday, a rollout, a region launched after the warm-up | — |
 
 The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
@@ -99,6 +100,7 @@ class Mix:
     outages: tuple[int, int] = (1, 1)
     null_blips: tuple[int, int] = (1, 1)
     fills: tuple[int, int] = (0, 0)  # failures writing zeros over NULLs
+    crossings: tuple[int, int] = (0, 0)  # a feature's decay, then its step in a segment crossing the decay's
     favour: str | None = None  # a segment dim drawn three times as often
 
 
@@ -161,6 +163,11 @@ def nullfill(seed: int) -> Scenario:
     return _scheduled("nullfill", seed, world, mix)
 
 
+def crossing(seed: int) -> Scenario:
+    rng = _rng("crossing", seed)
+    return _scheduled("crossing", seed, World(calendar=_weekly(rng, groups=len(PRODUCT_GROUPS))), Mix(crossings=(1, 2)))
+
+
 def calendar(seed: int) -> Scenario:
     rng = _rng("calendar", seed)
     weekly = _with_holidays(_weekly(rng, groups=len(PRODUCT_GROUPS)), rng, count=1)
@@ -175,6 +182,7 @@ LTR_FAMILIES = ("ltr", "nullfill", "calendar")  # they read a LETOR set in ../sh
 FAMILIES: dict[str, Callable[[int], Scenario]] = {
     "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage, "ltr": ltr,
     "weekday": weekday, "holiday": holiday, "rollout": rollout, "nullfill": nullfill, "calendar": calendar,
+    "crossing": crossing,
 }  # fmt: skip
 
 
@@ -267,7 +275,7 @@ class _Schedule:
 
     def draw(self) -> list[str]:
         counts = {kind: int(self.rng.integers(low, high + 1)) for kind, (low, high) in (
-            ("outage", self.mix.outages), ("decay", self.mix.decays), ("small_decay", self.mix.small_decays),
+            ("outage", self.mix.outages), ("crossing", self.mix.crossings), ("decay", self.mix.decays), ("small_decay", self.mix.small_decays),
             ("target", self.mix.target_steps), ("other", self.mix.other_steps), ("blip", self.mix.null_blips),
             ("fill", self.mix.fills))}
         for kind, count in counts.items():  # outages first: they need several free features of one source
@@ -288,6 +296,19 @@ class _Schedule:
             segment = self._segment(lambda share: 0.01 <= share < 0.05, all_traffic=0.0)
             share = self._uniform(0.3, 1.0)
         self._add(self._features(1), share=share, days=int(self.rng.integers(1, 6)), segment=segment)
+
+    def _crossing(self) -> None:
+        """A decay of a feature in a wide segment and, while it lasts, a step of the same feature
+        in a segment of another dimension (rows of both): two failures, each to be paged."""
+        features, days = self._features(1), int(self.rng.integers(14, 22))
+        segment = self._segment(lambda share: share >= 0.3, all_traffic=0.0)
+        start = self._add(features, share=self._uniform(0.4, 0.8), days=days, segment=segment, shape="decay",
+                          keep=True)
+        step_days = int(self.rng.integers(1, 6))
+        self._add(features, share=self._uniform(TARGET_SHARE, 1.0), days=step_days,
+                  segment=self._segment(lambda share: share >= TARGET_TRAFFIC, all_traffic=0.0,
+                                        other_than=segment.split(":")[0]),
+                  start=start + timedelta(days=int(self.rng.integers(5, days - step_days))))
 
     def _decay(self) -> None:
         segment = self._segment(lambda share: share >= 0.1, all_traffic=0.4)
@@ -324,10 +345,10 @@ class _Schedule:
         chosen = self.rng.choice(len(self.free), count, replace=False)
         return [self.free[i] for i in chosen]
 
-    def _segment(self, fits: Callable[[float], bool], *, all_traffic: float) -> str | None:
+    def _segment(self, fits: Callable[[float], bool], *, all_traffic: float, other_than: str | None = None) -> str | None:
         if self.rng.random() < all_traffic:
             return None
-        places = [place for place, share in self.places.items() if fits(share)]
+        places = [place for place, share in self.places.items() if fits(share) and place[0] != other_than]
         if not places:  # no segment of that size in this world: its smallest one
             places = [min(self.places, key=self.places.get)]
         weights = np.array([3.0 if dim == self.mix.favour else 1.0 for dim, _ in places])
@@ -338,10 +359,14 @@ class _Schedule:
         return round(float(self.rng.uniform(low, high)), 2)
 
     def _add(self, features: list[str], *, share: float, days: int, segment: str | None,
-             shape: str = "step", kind: str = "zero") -> None:
+             shape: str = "step", kind: str = "zero", start: date | None = None, keep: bool = False) -> date:
+        """Schedule one incident, from ``start`` or a day drawn after the clean days; its
+        features leave the free ones unless ``keep``. Returns its first day."""
         last_start = self.scenario.days - days - 1  # a day to be seen after it ends
-        start = self.scenario.start + timedelta(days=int(self.rng.integers(self.scenario.clean_days, last_start)))
+        start = start or self.scenario.start + timedelta(days=int(self.rng.integers(self.scenario.clean_days, last_start)))
         what = f"feature={features[0]}" if len(features) == 1 else f"features={'|'.join(features)}"
         spec = f"{what},start={start},days={days},share={share},kind={kind},shape={shape}"
         self.specs.append(spec + (f",segment={segment}" if segment else ""))
-        self.free = [f for f in self.free if f not in features]
+        if not keep:
+            self.free = [f for f in self.free if f not in features]
+        return start
