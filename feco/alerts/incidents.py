@@ -218,7 +218,8 @@ class _Day:
                 incidents: list[dict]) -> list[tuple[dict, dict]]:
         """(alert, incident) for one feature's alerts today. The most severe live alert (the
         headline) continues the widest incident whose segment holds it, else widens one whose
-        segment its own holds, else opens a new one; its roll-up group (the alerts of its rule,
+        segment its own holds, else joins one in a crossing segment whose loss explains it
+        (``_crossed``), else opens a new one; its roll-up group (the alerts of its rule,
         one headline per feature and rule) goes with it, and so do the groups of rules that see
         the same failure in other places (``ONE_FAILURE``). Decays go with the incident holding
         their roll-up headline (``_held_decays``: new products' decay in the head queries'
@@ -263,7 +264,7 @@ class _Day:
                          if _segment(alert) == place and alert.get("baseline") is not None]
             today = self.coverage.get((feature, *place))
             if not baselines or max(baselines) <= 0 or today is None or not self.nesting.overlap(segment, place):
-                continue  # (an incident holding the headline, or held by it, took it before)
+                continue  # (one holding the headline, or held by it, took it before: _holder, _widened)
             baseline = max(baselines)
             lost_rows = (baseline - today) * self.rows[(feature, *place)]
             if _size(head) <= 1 - today / baseline and _rows_lost(head) <= lost_rows:
