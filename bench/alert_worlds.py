@@ -18,8 +18,8 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | holiday | weekday's calendar and one or two holidays after the warm-up at 2–3× the searches with a much flatter mix | — |
 | rollout | weekday's calendar, a feature rolled out region by region over 5–9 days from 20–35% to all of its rows, the new region launched after the warm-up | — |
 | nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
-| crossing | weekday's calendar | 1–2 features failing twice: a decay in a wide segment (≥ 30% of rows) and, while it lasts, a target step of the same feature in a segment of another dimension |
 | calendar | MQ2008's real values with all of it: weekends, growth, a holiday, a rollout, a region launched after the warm-up | — |
+| crossing | weekday's calendar | 1–2 features failing twice: a decay in a wide segment (≥ 30% of rows) and, while it lasts, a target step of the same feature in a segment of another dimension |
 
 The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
 included), other steps (10–19%, or in segments under 5%), decays (30–80% reached over 7–21

@@ -22,7 +22,7 @@ from feco.generator import (
     parse_world,
 )
 from feco.generator.calendar import plan_day
-from feco.generator.catalogue import query_table
+from feco.generator.catalogue import query_table, week_bands
 from feco.generator.incidents import check_incidents
 from feco.generator.world import Calendar
 
@@ -52,10 +52,15 @@ def test_the_default_world_is_the_generator_as_it_was(tmp_path):
 
 
 def test_a_flatter_query_mix_spreads_the_head_over_more_queries():
-    steep, flat = query_table(0, 1.1), query_table(0, 0.6)
-    assert (flat.band == 0).sum() > 20 * (steep.band == 0).sum()
-    for table in (steep, flat):  # bands still split traffic 50/30/20
-        shares = np.diff(np.r_[0.0, table.cdf[np.searchsorted(table.band, [1, 2]) - 1], 1.0])
+    def bands(exponent):
+        table = query_table(0, exponent)
+        weights = np.diff(table.cdf, prepend=0.0)
+        return weights, week_bands(weights, table.group, [(1.0, 1.0, None)])
+
+    (steep_weights, steep), (flat_weights, flat) = bands(1.1), bands(0.6)
+    assert (flat == 0).sum() > 20 * (steep == 0).sum()
+    for weights, band in ((steep_weights, steep), (flat_weights, flat)):  # bands still split traffic 50/30/20
+        shares = np.bincount(band, weights=weights)
         assert shares == pytest.approx([0.5, 0.3, 0.2], abs=0.01)
     events = {s: day(events=2_000, world=World(zipf_exponent=s)) for s in (0.6, 1.1)}
     assert events[0.6]["query"].n_unique() > 1.5 * events[1.1]["query"].n_unique()

@@ -66,7 +66,6 @@ class QueryTable:
     """Query popularity and attributes for one seed; the index is the popularity rank."""
 
     cdf: np.ndarray
-    band: np.ndarray
     popularity_score: np.ndarray
     group: np.ndarray
     names: pa.Array
@@ -87,14 +86,12 @@ def query_table(
     if group_mix is not None:
         weights = within_groups(weights, group, np.asarray(group_mix))
     cdf = np.cumsum(weights) / weights.sum()
-    # A query's band is set by the traffic share of the queries more popular than it.
-    band = np.searchsorted(_BAND_EDGES, cdf - weights / weights.sum(), side="right").astype(np.int8)
     popularity_score = (1.0 - np.log1p(ranks) / np.log1p(N_QUERIES)).astype(np.float32)
     # Names are a seeded permutation so a query's popularity is not readable from its name.
     perm = np.random.default_rng(np.random.SeedSequence([seed, 1])).permutation(N_QUERIES)
     names = pa.array([f"q{number:06d}" for number in perm], type=pa.string())
     return QueryTable(
-        cdf=cdf, band=band, popularity_score=popularity_score, group=group, names=names
+        cdf=cdf, popularity_score=popularity_score, group=group, names=names
     )
 
 
@@ -109,6 +106,7 @@ def week_bands(weights: np.ndarray, group: np.ndarray,
         if group_mix is not None:
             day = within_groups(day, group, np.asarray(group_mix))
         week += volume * day / day.sum()
+    # a query's band is set by the traffic share of the queries more popular than it
     order = np.argsort(-week, kind="stable")
     share = week[order] / week.sum()
     band = np.empty(len(weights), dtype=np.int8)
