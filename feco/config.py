@@ -329,16 +329,12 @@ class Coverage(_Model):
 class Segments(_Model):
     dimensions: list[Dimension] = Field(default_factory=lambda: list(SEGMENT_DIMENSIONS))
     crosses: list[list[Dimension]] = Field(default_factory=list)
-    # Days of samples whose query counts set the bands, the day itself included: up to
-    # band_days, and query-band segments are judged once band_min_days are there. One day's
+    # Days of samples whose query counts set the bands, the day itself included. One day's
     # sample puts most queries near the torso/tail edge in a band by chance (a 30% drop in
-    # tail queries measured 15%); a week's covers the weekly cycle and fills during the alert
-    # warm-up, but at a few thousand sampled searches a day over tens of thousands of queries
-    # it still put a failure of tail queries at two thirds of its depth in the tail band;
-    # four weeks' put it at nine tenths. While the history fills the bands sharpen a little.
-    # A config that sets only band_days (as before band_min_days) judges from its whole window.
-    band_days: Annotated[int, Field(ge=1)] = 28
-    band_min_days: Annotated[int, Field(ge=1)] = 7
+    # tail queries measured 15%); a week's is stable, covers the weekly cycle and fills
+    # during the alert warm-up. Longer still is stabler, but while the history fills the
+    # band segments shift (a reference period then is not comparable).
+    band_days: Annotated[int, Field(ge=1)] = 7
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
     new_product_days: Annotated[int, Field(ge=1)] = 30
@@ -350,19 +346,10 @@ class Segments(_Model):
     age_band_days: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 7, 14, 30, 90],
                                                               min_length=1)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _band_min_days(cls, raw):
-        if isinstance(raw, dict) and "band_min_days" not in raw and isinstance(raw.get("band_days"), int):
-            return raw | {"band_min_days": min(7, raw["band_days"])}
-        return raw
-
     @model_validator(mode="after")
     def _consistent(self) -> Segments:
         if self.head_share + self.torso_share >= 1:
             raise ValueError("head_share + torso_share must leave a tail (< 1)")
-        if self.band_min_days > self.band_days:
-            raise ValueError(f"band_min_days ({self.band_min_days}) must be at most band_days ({self.band_days})")
         if self.age_band_days != sorted(set(self.age_band_days)):
             raise ValueError(f"age_band_days {self.age_band_days} must grow, each edge once")
         if self.new_product_days not in self.age_band_days:

@@ -72,7 +72,6 @@ def test_feco_config_environment_variable(tmp_path, monkeypatch):
         ("[sampling]\nwindows = 4\n[alerts.drop]\nmin_windows = 5\n", "could never fire"),
         ("[segments]\ndimensions = ['country']\n", "key 'segments.dimensions.0'"),
         ("[segments]\nhead_share = 0.8\ntorso_share = 0.3\n", "leave a tail"),
-        ("[segments]\nband_days = 5\nband_min_days = 6\n", "band_min_days (6) must be at most band_days (5)"),
     ],
 )
 def test_bad_config_is_one_error_naming_key_and_file(tmp_path, extra, expected):
@@ -117,12 +116,3 @@ def test_coverage_rules_parse(text, op, threshold, reference):
 def test_reference_rule_needs_greater_than():
     with pytest.raises(ValueError, match="use '>'"):
         CoverageRule.parse("!= reference_mean")
-
-
-def test_a_config_that_sets_only_band_days_judges_query_bands_from_its_whole_window(tmp_path):
-    # Before band_min_days, query bands were judged once band_days days were sampled: a
-    # team's config that sets band_days keeps that meaning after an upgrade.
-    assert load_config(write(tmp_path, MINIMAL + "[segments]\nband_days = 5\n")).segments.band_min_days == 5
-    assert load_config(write(tmp_path, MINIMAL + "[segments]\nband_days = 10\n")).segments.band_min_days == 7
-    defaults = load_config(write(tmp_path, MINIMAL)).segments
-    assert (defaults.band_days, defaults.band_min_days) == (28, 7)

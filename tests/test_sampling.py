@@ -253,19 +253,3 @@ def test_a_days_query_events_are_counted_once_and_again_after_it_is_sampled_agai
     assert pq.read_schema(kept).metadata == {b"event_id": b"position", b"query": b"query"}
     write_sample(DAY, config)  # the day sampled again: a new folder, counted afresh
     assert counted().equals(first)
-
-
-def test_query_bands_draw_on_the_weeks_of_samples_there_are(config):
-    # At a few thousand sampled searches a day over tens of thousands of queries, a week's
-    # counts put a tail query in the torso by chance often enough that a failure of tail
-    # queries read a third under its depth in the tail band; the bands take every sampled
-    # day of the last four weeks, however few there are yet.
-    from feco.coverage import band_history
-
-    days = [DAY + timedelta(days=d) for d in range(10)]
-    for ds in days:
-        write_logs(config.paths.logs, make_events(ds, events=2000, seed=ds.day))
-        write_sample(ds, config)
-    history = band_history(days[-1], config)
-    before = sampled_query_events(days[:-1], config.paths.samples, event_id="event_id", query="query")
-    assert history["n"].sum() == before["n"].sum() == 9 * 8 * 5

@@ -127,7 +127,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
                  sources: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
     (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
-    ``segments.band_min_days`` days of samples; all traffic and the product-age segments are
+    ``segments.band_days`` days of samples; all traffic and the product-age segments are
     judged against their previous days as today's mix of age bands and of query bands would
     have given them),
     its upstream source (``sources``), how much its weekly level wanders
@@ -142,7 +142,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         # ['feature', 'segment_dim', 'segment_value', 'n_rows']
     """
     segments = segments or Segments()
-    bands_from = named_query(conn, "bands_from", {"band_min_days": segments.band_min_days}).item()
+    bands_from = named_query(conn, "bands_from", {"band_days": segments.band_days}).item()
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": alerts.drop.baseline_days, "bands_from": bands_from,
         "new_bands": segments.new_age_bands(),

@@ -13,7 +13,7 @@
 -- level, needs); $ref_min_days (such days a reference needs); $ma_days (the moving average's
 -- length); $follow_days (days a rise must hold before the decay's reference follows it);
 -- $follow_relative, $follow_absolute (by how much above the reference they must all be);
--- $bands_from (the first day whose query bands were drawn from band_min_days days of samples);
+-- $bands_from (the first day whose query bands were drawn from their whole window of days);
 -- $new_bands (the age bands of new products); $age_bands (every age band, youngest first).
 --
 -- Every statistic of a feature is taken over the days counted under ds's coverage rule only

@@ -3,7 +3,7 @@
 -- noise, the level itself moves from week to week (catalogue churn, a segment's changing
 -- membership, campaigns). This measures that movement from whole weeks: 7-day blocks counted
 -- back from the day before $ds to $ref_start, at most $wander_days back (query-band segments
--- from $bands_from on: bands drawn from fewer than band_min_days days are not the same segment).
+-- from $bands_from on: bands drawn from fewer days than their window are not the same segment).
 -- A week holding a day that raised an alert of a rule in $abnormal_day_rules (a drop, values
 -- turning NULL, a collapse) for the
 -- feature in the segment or in all traffic is not a whole week of normal days: an outage of
