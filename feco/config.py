@@ -329,11 +329,13 @@ class Coverage(_Model):
 class Segments(_Model):
     dimensions: list[Dimension] = Field(default_factory=lambda: list(SEGMENT_DIMENSIONS))
     crosses: list[list[Dimension]] = Field(default_factory=list)
-    # Days of samples whose query counts set the bands, the day itself included. One day's
-    # sample puts most queries near the torso/tail edge in a band by chance (a 30% drop in
-    # tail queries measured 15%); a week's is stable, covers the weekly cycle and fills
-    # during the alert warm-up. Longer still is stabler, but while the history fills the
-    # band segments shift (a reference period then is not comparable).
+    # Days of samples whose query counts set the bands, the day itself included (a warehouse's
+    # first band_days days share the bands of all of them: feco.coverage.first_window). One
+    # day's sample puts most queries near the torso/tail edge in a band by chance (a 30% drop
+    # in tail queries measured 15%); at a few thousand sampled searches a day over tens of
+    # thousands of queries a week's still put a tail failure at two thirds of its depth, four
+    # weeks' (the templates' 28) at nine tenths. 7 here: a warehouse counted with a week's
+    # bands keeps them (its reference period was counted with them).
     band_days: Annotated[int, Field(ge=1)] = 7
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3

@@ -66,8 +66,8 @@ def compute_states(
     references
         Frozen reference statistics for features whose rule is ``> reference_mean|median``.
     band_history
-        Sampled events per query (``query``, ``n``) of the days before that set the query
-        bands together with this one (see ``segments.band_days``); None: this day alone.
+        Sampled events per query (``query``, ``n``) of the other days that set the query
+        bands together with this one (:func:`band_history`); None: this day alone.
     counting
         ``"compiled"``: the finest counts in compiled loops, a batch of rows at a time
         (``feco.coverage_kernel``; segment columns of other types than text, and dates for
@@ -366,8 +366,9 @@ def states_from_finest(finest: pl.DataFrame, *, ds: date, config: Config,
 
 
 def band_history(ds: date, config: Config) -> pl.DataFrame | None:
-    """Sampled events per query of the band_days - 1 days before ds (those sampled), for the
-    query bands of ds; None when no segment uses query bands or the bands take one day."""
+    """Sampled events per query of the other days of ds's band window (those sampled: the
+    band_days days ending at ds, or the warehouse's first band_days days, :func:`first_window`),
+    for the query bands of ds; None when no segment uses query bands or the bands take one day."""
     from feco.sample_folder import sampled_query_events
 
     days = _band_days(ds, config)
@@ -390,20 +391,38 @@ def band_histories(days: list[date], config: Config) -> dict[date, pl.DataFrame 
     replay's reference share most of theirs)."""
     from feco.sample_folder import sampled_query_events
 
-    before = {ds: _band_days(ds, config) for ds in days}
+    others = {ds: _band_days(ds, config) for ds in days}
     counts = {day: sampled_query_events([day], config.paths.samples, event_id=config.logs.event_id,
                                         query=config.logs.query)
-              for day in sorted({day for back in before.values() for day in back})}
-    return {ds: pl.concat([counts[day] for day in back]).group_by("query").agg(pl.col("n").sum()) if back else None
-            for ds, back in before.items()}
+              for day in sorted({day for window in others.values() for day in window})}
+    return {ds: pl.concat([counts[day] for day in window]).group_by("query").agg(pl.col("n").sum()) if window else None
+            for ds, window in others.items()}
 
 
 def _band_days(ds: date, config: Config) -> list[date]:
-    """The days before ``ds`` whose sampled events set its query bands with it (none when no
-    segment uses query bands)."""
+    """The other days whose sampled events set ``ds``'s query bands with its own: the
+    ``band_days`` days ending at it, or the warehouse's first ``band_days`` days when it is
+    one of them (:func:`first_window`); none when no segment uses query bands."""
     if not _uses_query_bands(config):
         return []
-    return [ds - timedelta(days=d) for d in range(1, config.segments.band_days)]
+    window = first_window(ds, config) or [ds - timedelta(days=d) for d in range(config.segments.band_days)]
+    return [day for day in window if day != ds]
+
+
+def first_window(ds: date, config: Config) -> list[date]:
+    """The warehouse's first ``band_days`` days (from its first sampled one) when ``ds`` is
+    one of them, else none (nor without query bands). They share one set of query bands,
+    drawn from all of them sampled so far, so the days of a reference period taken early
+    count the same segments as the weeks after: bands drawn from fewer days are blurrier
+    (more queries on the wrong side of an edge), and a tail band counted on a team's first
+    days is not the one counted four weeks on. Each of them counted restates those before it
+    (``feco.tasks.compute_coverage``)."""
+    from feco.sample_folder import first_sampled_day
+
+    first = first_sampled_day(config.paths.samples) if _uses_query_bands(config) else None
+    if first is None or not first <= ds < first + timedelta(days=config.segments.band_days):
+        return []
+    return [first + timedelta(days=d) for d in range(config.segments.band_days)]
 
 
 def _uses_query_bands(config: Config) -> bool:

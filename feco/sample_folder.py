@@ -22,6 +22,7 @@ moment, ``_ds=….old``) sit beside it (``feco.sampling.day_folder``).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -46,6 +47,7 @@ STATES_FILE = "_coverage_states.parquet"
 STATUS_FILE = "_feature_status.parquet"
 QUERY_EVENTS_FILE = "_query_events.parquet"
 OWNER_FILE = "_feco_warehouse"
+DAY_FOLDER = re.compile(r"ds=\d{4}-\d{2}-\d{2}")
 
 
 def write_rows(rows: pl.DataFrame, location: storage.Location) -> None:
@@ -59,6 +61,15 @@ def write_rows(rows: pl.DataFrame, location: storage.Location) -> None:
 
 def is_sampled(ds: date, root: Location) -> bool:
     return storage.exists(storage.join(partition_dir(root, ds), WINDOWS_FILE))
+
+
+def first_sampled_day(root: Location) -> date | None:
+    """The earliest day sampled under ``root`` (None: none yet)."""
+    fs, path = storage.filesystem_for(root)
+    found = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    days = sorted(date.fromisoformat(info.base_name[3:]) for info in found
+                  if info.type == pafs.FileType.Directory and DAY_FOLDER.fullmatch(info.base_name))
+    return next((ds for ds in days if is_sampled(ds, root)), None)
 
 
 def sample_files(ds: date, root: Location) -> SampleFiles:

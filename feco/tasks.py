@@ -31,7 +31,7 @@ import polars as pl
 
 from feco import sampling, storage
 from feco.config import Config, load_config
-from feco.coverage import band_history, compute_states, day_events, reference_statistics
+from feco.coverage import band_history, compute_states, day_events, first_window, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
 from feco.sample_folder import STATES_FILE, STATUS_FILE, WINDOWS_FILE, is_sampled, read_sample, sample_files
@@ -137,10 +137,12 @@ def sample_reference(ds: date | str, config: Config | str | None = None) -> dict
 
 @exclusive
 def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict:
-    """Count coverage states from the day's sample files (streaming) and stage them beside it.
+    """Count coverage states from the day's sample files (streaming) and stage them beside it;
+    in a warehouse's first ``band_days`` days, count again the days of them staged before
+    (they share the query bands of all of them sampled so far: feco.coverage.first_window).
 
-    Reads the day's samples (and, with ``band_days``, the days before) and the stored
-    reference statistics; writes only the two staged files.
+    Reads the day's samples (and, with ``band_days``, the other days of its band window) and
+    the stored reference statistics; writes only the staged files.
     """
     references = _stored_references(config)
     missing = _wanted_references(config).keys() - references.keys()
@@ -149,14 +151,31 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
         raise DataError(f"no reference statistics stored for {', '.join(sorted(missing))} over "
                         f"{period.start} to {period.end}: run the sample_reference step first "
                         "(feco run and the feco_daily DAG do)")
+    states, status = _stage_states(ds, config, references)
+    restated = _restated_days(ds, config)
+    for day in restated:
+        _stage_states(day, config, references)
+    missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
+    return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing,
+            "restated": [day.isoformat() for day in restated]}
+
+
+def _stage_states(ds: date, config: Config, references: dict[str, float]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Count the day's states and stage them and its feature status beside its sample."""
     states, status = compute_states(sample_files(ds, config.paths.samples), ds=ds, config=config,
                                     references=references, band_history=band_history(ds, config),
                                     day_events=day_events(ds, config))
     day = partition_dir(config.paths.samples, ds)
     storage.write_parquet(states, storage.join(day, STATES_FILE))
     storage.write_parquet(status, storage.join(day, STATUS_FILE))
-    missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
-    return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing}
+    return states, status
+
+
+def _restated_days(ds: date, config: Config) -> list[date]:
+    """The other days of the warehouse's first band window, when ``ds`` is one of them, whose
+    states were staged: their query bands move with each day of it counted."""
+    return [day for day in first_window(ds, config)
+            if day != ds and storage.exists(storage.join(partition_dir(config.paths.samples, day), STATES_FILE))]
 
 
 def _logs_as_of(config: Config, as_of: str | None) -> Config:
@@ -184,7 +203,9 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     coverage states, the served order's and the serving model's scores of its sample, the NDCG
     its coverage puts at risk, and the alerts, incidents and costs detected on them. A reader,
     and a run killed at any point, see the previous day or the complete new one; never new
-    coverage beside the previous run's alerts."""
+    coverage beside the previous run's alerts. In a warehouse's first ``band_days`` days the
+    coverage states of the published days of them are replaced too, as the coverage step
+    counted them again with the day's query bands (their alerts stay as detected)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
@@ -200,11 +221,21 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     with open_configured(config) as conn, transaction(conn):
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
                                "feature_status": status, "runs": run})
+        restated = _republish_restated(conn, ds, config)
         ranker = score_day(conn, ds, config=config)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
         alerts = _detect(conn, ds, config)
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
-            "ranker": ranker, "ndcg_at_risk": at_risk, "alerts": alerts}
+            "restated": [day.isoformat() for day in restated], "ranker": ranker, "ndcg_at_risk": at_risk,
+            "alerts": alerts}
+
+
+def _republish_restated(conn, ds: date, config: Config) -> list[date]:
+    """Replace the coverage states of the published days that counting ``ds`` restated."""
+    days = _restated_days(ds, config)
+    published = named_query(conn, "published_days", {"days": days})["ds"].to_list() if days else []
+    replace_rows(conn, [("coverage_states", "ds = $ds", {"ds": day}, _staged(day, config)[1]) for day in published])
+    return published
 
 
 def _staged(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -126,10 +126,9 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
                  reference: ReferencePeriod | None = None, segments: Segments | None = None,
                  sources: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """The coverage rules' inputs on ``ds``: one row per feature and segment present that day
-    (``sql/queries/alert_inputs.sql``; query bands count from their first day drawn from
-    ``segments.band_days`` days of samples; all traffic and the product-age segments are
-    judged against their previous days as today's mix of age bands and of query bands would
-    have given them),
+    (``sql/queries/alert_inputs.sql``; all traffic and the product-age segments are judged
+    against their previous days as today's mix of age bands and of query bands would have
+    given them),
     its upstream source (``sources``), how much its weekly level wanders
     (``decay_wander.sql``), every segment's relative drops, fired or not, so roll-up can
     compare siblings (the day's per-series false-alarm rate is :func:`day_alpha`).
@@ -142,7 +141,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         # ['feature', 'segment_dim', 'segment_value', 'n_rows']
     """
     segments = segments or Segments()
-    bands_from = named_query(conn, "bands_from", {"band_days": segments.band_days}).item()
+    bands_from = named_query(conn, "bands_from").item()
     inputs = named_query(conn, "alert_inputs", {
         "ds": ds, "baseline_days": alerts.drop.baseline_days, "bands_from": bands_from,
         "new_bands": segments.new_age_bands(),
@@ -162,7 +161,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
     risen = inputs.filter(pl.col("risen_since").is_not_null())
     wander = named_query(conn, "decay_wander", {
         "ds": ds, "ref_start": reference.start if reference else ds, "wander_days": alerts.decay.wander_days,
-        "min_rows": alerts.min_rows, "bands_from": bands_from, **registry.rule_lists(ABNORMAL_DAY),
+        "min_rows": alerts.min_rows, **registry.rule_lists(ABNORMAL_DAY),
         **{f"risen_{name}": risen[column].to_list() for name, column in (
             ("features", "feature"), ("dims", "segment_dim"), ("values", "segment_value"), ("since", "risen_since"))},
     }).rename({"weeks": "wander_weeks"})

@@ -13,7 +13,7 @@
 -- level, needs); $ref_min_days (such days a reference needs); $ma_days (the moving average's
 -- length); $follow_days (days a rise must hold before the decay's reference follows it);
 -- $follow_relative, $follow_absolute (by how much above the reference they must all be);
--- $bands_from (the first day whose query bands were drawn from their whole window of days);
+-- $bands_from (the warehouse's first day, the first with query bands);
 -- $new_bands (the age bands of new products); $age_bands (every age band, youngest first).
 --
 -- Every statistic of a feature is taken over the days counted under ds's coverage rule only
@@ -67,9 +67,9 @@
 --   noise_sd, noise_df (the days' own noise, free of a slow trend: from the changes between
 --     consecutive kept days of the spread period, deseasoned as the spread is) and
 --     ratio_noise_sd, ratio_noise_df, for the decay rule;
---   reference (mean daily coverage over the reference days with at least $min_rows rows, from
---     $bands_from on for query-band segments), reference_days, rest_reference (the mean of the
---     daily ratios to the rest over those days), scaled for all traffic and the product-age
+--   reference (mean daily coverage over the reference days with at least $min_rows rows),
+--     reference_days, rest_reference (the mean of the daily ratios to the rest over those
+--     days), scaled for all traffic and the product-age
 --     segments to the mix of product ages of the moving average's days;
 --   risen_reference, risen_rest_reference, risen_since: a rise held since the reference: the
 --     mean of the latest $follow_days consecutive days all above the reference by

@@ -1,5 +1,5 @@
--- bands_from: the first day whose query bands were drawn from a whole window of sampled days
--- (segments.band_days): before it they came from fewer days, and are not the same segments.
--- Inputs: sample_windows. Params: $band_days. Output: bands_from (year 1 without samples).
-SELECT coalesce(min(ds) + to_days($band_days - 1), DATE '0001-01-01') AS bands_from
+-- bands_from: the warehouse's first day, the first with query bands: the days of its first
+-- band window share one set (feco.coverage.first_window), so every day's bands are comparable.
+-- Inputs: sample_windows. Output: bands_from (year 1 without samples).
+SELECT coalesce(min(ds), DATE '0001-01-01') AS bands_from
 FROM sample_windows;

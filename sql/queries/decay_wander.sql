@@ -2,8 +2,7 @@
 -- A 7-day average is compared with a frozen reference weeks apart; besides the days' own
 -- noise, the level itself moves from week to week (catalogue churn, a segment's changing
 -- membership, campaigns). This measures that movement from whole weeks: 7-day blocks counted
--- back from the day before $ds to $ref_start, at most $wander_days back (query-band segments
--- from $bands_from on: bands drawn from fewer days than their window are not the same segment).
+-- back from the day before $ds to $ref_start, at most $wander_days back.
 -- A week holding a day that raised an alert of a rule in $abnormal_day_rules (a drop, values
 -- turning NULL, a collapse) for the
 -- feature in the segment or in all traffic is not a whole week of normal days: an outage of
@@ -13,7 +12,7 @@
 -- sql/queries/decay_wander/ and sql/queries/shared/ (the rest of traffic as alert_inputs has it;
 -- feco.sql_files.composed puts them before this statement). Days counted under another coverage
 -- rule than ds's are another series, left out.
--- Params: $ds, $ref_start, $wander_days, $min_rows, $bands_from; $abnormal_day_rules (rule
+-- Params: $ds, $ref_start, $wander_days, $min_rows; $abnormal_day_rules (rule
 -- names, from feco.alerts.rules.registry); $risen_features,
 -- $risen_dims, $risen_values, $risen_since (parallel lists, the series whose reference rose).
 -- A series whose decay reference followed a rise (a launch, a rollout: $risen_* lists them

@@ -25,7 +25,7 @@ def wander(tmp_path, *, alerted: bool) -> dict:
                 conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, severity, status) "
                              "VALUES (?, ?, 'f_dense', 'all', 'all', 'drop_vs_moving_average', 'critical', 'open')", [ds, f"a{offset}"])
         row = named_query(conn, "decay_wander", {"ds": DS, "ref_start": START, "wander_days": 84,
-                                                 "min_rows": 100, "bands_from": START, "risen_features": [],
+                                                 "min_rows": 100, "risen_features": [],
                                                  **registry.rule_lists(ABNORMAL_DAY),
                                                  "risen_dims": [], "risen_values": [], "risen_since": []}).row(0, named=True)
     return row

@@ -6,11 +6,11 @@
 SELECT ds, feature, segment_dim AS dim, segment_value AS band, n_rows, coverage, missing_share,
        CASE WHEN list_contains($new_bands, segment_value) THEN 'new' ELSE 'established' END AS age
 FROM daily
--- Query bands only once two weeks of days have them: every day of all traffic's series is
--- then scaled by both mixes (the days before $bands_from leave the series), and before
--- that by the age mix alone; a series scaled on some days and not on others is no series.
+-- Query bands only once two weeks of days have them ($bands_from, the first day with them):
+-- every day of all traffic's series is then scaled by both mixes, and before that by the age
+-- mix alone; a series scaled on some days and not on others is no series.
 WHERE (segment_dim = 'age_band'
-       OR segment_dim = 'query_band' AND ds >= $bands_from AND $ds >= $bands_from + to_days(14))
+       OR segment_dim = 'query_band' AND $ds >= $bands_from + to_days(14))
   AND segment_value <> 'unknown'
   AND (ds BETWEEN $ds - to_days(greatest($baseline_days, $spread_days, $ma_days)) AND $ds
        OR ds BETWEEN $ref_start AND $ref_end);

@@ -1,0 +1,84 @@
+"""Query bands over a warehouse's first days: one set for the whole first window.
+
+A day's head/torso/tail bands come from the sampled events of the ``band_days`` days ending
+at it. In a warehouse's first ``band_days`` days there are fewer, and bands drawn from fewer
+days are blurrier (more queries on the wrong side of an edge), so a tail band counted on the
+first days is not the tail band counted four weeks on: a decay reference taken then read as
+a decline of the features that go with a query's popularity. The days of the first window
+share the bands of all of them sampled so far, and each of them, as it is counted, restates
+the ones before it.
+"""
+
+from datetime import date, timedelta
+
+import polars as pl
+import pytest
+
+from feco import tasks
+from feco.coverage import band_history, compute_states
+from feco.sample_folder import sample_files, sampled_query_events
+from feco.sampling import write_sample
+from feco.warehouse import read_configured
+from logbuilder import make_config, make_events, write_logs
+
+DAY = date(2026, 3, 2)
+BAND_DAYS = 4
+
+
+@pytest.fixture
+def config(tmp_path):
+    return make_config(tmp_path, segments={"crosses": [["region", "query_band"]], "band_days": BAND_DAYS},
+                       sampling={"windows": 8, "window_minutes": 10, "events_per_window": 5, "seed": 7})
+
+
+def days(n: int) -> list[date]:
+    return [DAY + timedelta(days=d) for d in range(n)]
+
+
+def write_days(config, n: int) -> None:
+    for ds in days(n):
+        write_logs(config.paths.logs, make_events(ds, events=4000, seed=ds.day))
+
+
+def counts(config, of: list[date]) -> pl.DataFrame:
+    return sampled_query_events(of, config.paths.samples, event_id="event_id", query="query")
+
+
+def test_a_first_windows_days_take_the_bands_of_all_of_it_sampled_so_far(config):
+    write_days(config, 6)
+    for ds in days(6):
+        write_sample(ds, config)
+    second = days(6)[1]
+    window = days(BAND_DAYS)
+    assert band_history(second, config).sort("query").equals(
+        counts(config, [d for d in window if d != second]).sort("query"))
+    last = days(6)[-1]  # past the first window: the days before it, as always
+    assert band_history(last, config).sort("query").equals(
+        counts(config, [last - timedelta(days=d) for d in range(1, BAND_DAYS)]).sort("query"))
+
+
+def band_rows(states: pl.DataFrame) -> pl.DataFrame:
+    """Covered rows per query-band segment and feature, over the day's windows."""
+    return (states.filter(pl.col("segment_dim").str.contains("query_band"))
+            .group_by("segment_dim", "segment_value", "feature").agg(pl.col("n_rows", "n_covered").sum())
+            .sort(pl.all()))
+
+
+def stored(config, ds: date) -> pl.DataFrame:
+    with read_configured(config) as conn:
+        return conn.sql("SELECT * FROM coverage_states WHERE ds = $ds", params={"ds": ds}).pl()
+
+
+def test_each_day_of_the_first_window_restates_the_ones_before_it(config):
+    write_days(config, 3)
+    for ds in days(3):
+        tasks.run_day(ds, config, deliver=False)
+
+    def counted(history):
+        states, _ = compute_states(sample_files(DAY, config.paths.samples), ds=DAY, config=config,
+                                   references={}, band_history=history)
+        return band_rows(states)
+
+    restated = counted(counts(config, days(3)[1:]))
+    assert not counted(None).equals(restated)  # the bands moved as the days came in
+    assert band_rows(stored(config, DAY)).equals(restated)
