@@ -15,11 +15,12 @@ import polars as pl
 import pytest
 
 from feco import tasks
+from feco.cli import main
 from feco.coverage import band_history, compute_states
 from feco.sample_folder import sample_files, sampled_query_events
 from feco.sampling import write_sample
 from feco.warehouse import read_configured
-from logbuilder import make_config, make_events, write_logs
+from logbuilder import make_config, make_events, write_config_file, write_logs
 
 DAY = date(2026, 3, 2)
 BAND_DAYS = 4
@@ -82,3 +83,15 @@ def test_each_day_of_the_first_window_restates_the_ones_before_it(config):
     restated = counted(counts(config, days(3)[1:]))
     assert not counted(None).equals(restated)  # the bands moved as the days came in
     assert band_rows(stored(config, DAY)).equals(restated)
+
+
+def test_feco_run_says_which_earlier_days_it_restated(tmp_path, capsys):
+    for ds in days(3):
+        write_logs(tmp_path / "logs", make_events(ds, events=1500, seed=ds.day))
+    config_file = str(write_config_file(tmp_path, extra=f"[segments]\nband_days = {BAND_DAYS}\n"))
+    for ds in days(3):
+        assert main(["run", "--ds", str(ds), "--config", config_file]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if ": published " in line]
+    assert "restated" not in lines[0]
+    assert "the query bands of 1 earlier day restated" in lines[1]
+    assert "the query bands of 2 earlier days restated" in lines[2]
