@@ -337,11 +337,13 @@ class _Day:
         return self.coverage.get((state["feature"], state["segment_dim"], state["segment_value"]))
 
     def _headline(self, alerts: list[dict]) -> dict:
-        """Most severe, then not a cross nor an age band (by default they page no one: a 30%
-        drop in tail queries must not hide under a 21% one in DE x torso, nor an outage of new
-        products under its 33% in band 7-13d), then largest drop, then smallest segment, among
-        the roll-up's headlines and what it grouped under a segment that does not hold it (one
-        headline per rule and day: the largest drop, so a cross more often than not)."""
+        """In a segment that pages (a cross of dimensions or an age band pages no one by
+        default: a NULL rise in all traffic must not go unpaged under a critical drop in DE x
+        head), then most severe, then not a cross nor an age band (a 30% drop in tail queries
+        must not hide under a 21% one in DE x torso, nor an outage of new products under its
+        33% in band 7-13d), then largest drop, then smallest segment, among the roll-up's
+        headlines and what it grouped under a segment that does not hold it (one headline per
+        rule and day: the largest drop, so a cross more often than not)."""
         by_id = {alert["alert_id"]: alert for alert in alerts}
 
         def heads_a_place(alert: dict) -> bool:
@@ -349,8 +351,17 @@ class _Day:
             return parent is None or not self.nesting.contains(_segment(parent), _segment(alert))
 
         heads = [alert for alert in alerts if heads_a_place(alert)] or alerts
-        return min(heads, key=lambda a: (-SEVERITY_RANK[a["severity"]], _narrow(a), -_size(a), a["n_rows"] or 0,
-                                         a["alert_id"]))
+        return min(heads, key=lambda a: (self._pages_no_one(a) is not None, -SEVERITY_RANK[a["severity"]], _narrow(a),
+                                         -_size(a), a["n_rows"] or 0, a["alert_id"]))
+
+    def _pages_no_one(self, segment: dict) -> str | None:
+        """Why a segment pages no one whatever its alerts: a cross of dimensions or an age band,
+        unless configured to page; None when it may page."""
+        if " x " in segment["segment_dim"] and not self.settings.page_crosses:
+            return "not paged: a cross of dimensions (page_crosses is off)"
+        if segment["segment_dim"] == "age_band" and not self.settings.page_age_bands:
+            return "not paged: an age band (page_age_bands is off)"
+        return None
 
     def _not_paged(self, head: dict, state: dict) -> str | None:
         """Why the headline pages no one, None when it pages: severe enough, and in a segment
@@ -368,10 +379,8 @@ class _Day:
         # the headline's segment, the one paged about and the incident's root: an incident in an
         # age band pages no one though a product age's decay (the one holding it, too) heads it
         for segment in (head, place, state):
-            if " x " in segment["segment_dim"] and not settings.page_crosses:
-                return "not paged: a cross of dimensions (page_crosses is off)"
-            if segment["segment_dim"] == "age_band" and not settings.page_age_bands:
-                return "not paged: an age band (page_age_bands is off)"
+            if reason := self._pages_no_one(segment):
+                return reason
         if place["segment_dim"] == "all":
             return None
         rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))

@@ -517,3 +517,14 @@ def test_a_drop_in_a_segment_crossing_an_incident_s_is_that_failure_when_its_los
     second = days.filter(pl.col("ds") == DAY + timedelta(days=1))
     assert second.height == 1 and sorted(second["alert_ids"][0]) == sorted(
         [head(0.45)["alert_id"], established["alert_id"]])
+
+
+def test_a_cross_more_severe_than_what_pages_does_not_silence_the_incident():
+    # A NULL rise in head queries (held-out round 20, `holiday` 45723 at 40K) raised the NULL
+    # share of all traffic (high) and a critical drop in DE x head: the cross, more severe,
+    # headed the incident and nothing paged. A cross pages no one by default; what does heads.
+    everywhere = alert(rule="missing_values", severity="high", drop=0.3)
+    cross = alert(("region x query_band", "DE x head"), severity="critical", drop=0.6, rows=1_000)
+    (row,) = track([([cross, everywhere], coverage(all=0.4))]).iter_rows(named=True)
+    assert (row["event"], row["segment_dim"], row["severity"]) == ("opened", "all", "high")
+    assert row["not_paged"] is None
