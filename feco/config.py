@@ -334,8 +334,9 @@ class Segments(_Model):
     # day's sample puts most queries near the torso/tail edge in a band by chance (a 30% drop
     # in tail queries measured 15%); at a few thousand sampled searches a day over tens of
     # thousands of queries a week's still put a tail failure at two thirds of its depth, four
-    # weeks' (the templates' 28) at nine tenths. 7 here: a warehouse counted with a week's
-    # bands keeps them (its reference period was counted with them).
+    # weeks' (the templates' 28) nearer: nine tenths and under three quarters in the bench's
+    # worlds. 7 here: a warehouse counted with a week's bands keeps them (its reference period
+    # was counted with them).
     band_days: Annotated[int, Field(ge=1)] = 7
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
