@@ -12,7 +12,7 @@ import polars as pl
 from feco.alerts.budget import series_alpha
 from feco.alerts.rollup import roll_up
 from feco.alerts.rules import ABNORMAL_DAY, FIRED_SCHEMA, InputRule, registry
-from feco.alerts.rules.collapse import CollapseRule
+from feco.alerts.rules.collapse import COLLAPSE_SHARE, CollapseRule
 from feco.alerts.rules.decay import DecayRule
 from feco.alerts.rules.drop import DropRule
 from feco.alerts.rules.missing import missing_columns
@@ -149,6 +149,7 @@ def alert_inputs(conn: duckdb.DuckDBPyConnection, ds: date, *, alerts: Alerts, m
         "spread_days": alerts.drop.spread_days,
         "weekly": alerts.weekly,
         "outlier_sd": OUTLIER_SD,
+        "collapse_share": COLLAPSE_SHARE,
         "follow_days": alerts.decay.follow_days,
         "follow_relative": alerts.decay.relative,
         "follow_absolute": alerts.decay.absolute,

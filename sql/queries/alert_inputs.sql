@@ -14,7 +14,8 @@
 -- length); $follow_days (days a rise must hold before the decay's reference follows it);
 -- $follow_relative, $follow_absolute (by how much above the reference they must all be);
 -- $bands_from (the warehouse's first day, the first with query bands);
--- $new_bands (the age bands of new products); $age_bands (every age band, youngest first).
+-- $new_bands (the age bands of new products); $age_bands (every age band, youngest first);
+-- $collapse_share (the collapse rule's share of the lowest earlier day).
 --
 -- Every statistic of a feature is taken over the days counted under ds's coverage rule only
 -- (feature_rules.rule_since): a changed rule starts a new series, judged once it has history.
@@ -61,7 +62,8 @@
 --     the series' own prediction: a rest that rose does not raise what it is expected to hold), ratio_sd,
 --     ratio_df, rest_baseline_sd (in coverage units);
 --   history_min (the lowest coverage of the earlier days of the spread period, counted under
---     ds's rule) and history_days (how many): a collapse below every earlier day's level;
+--     ds's rule, leaving out days below $collapse_share of their median: a collapsed day is
+--     no level) and history_days (how many): a collapse below every earlier day's level;
 --   coverage_ma7 (mean daily coverage over the $ma_days calendar days ending at ds, as in the
 --     feco_ma7 view), days_in_window, ratio_ma7 (the mean of the daily ratios to the rest);
 --   noise_sd, noise_df (the days' own noise, free of a slow trend: from the changes between

@@ -224,6 +224,20 @@ def test_a_collapse_pages_from_a_new_warehouse_s_second_day_in_a_segment_under_m
     assert unjudged.filter(pl.col("reason") == "few_rows")["segment_value"].to_list() == ["A"]
 
 
+def test_a_collapse_still_pages_on_its_second_day(tmp_path):
+    # Region A (under min_rows, so only the collapse rule judges it) holds 0.6 for three days,
+    # then nothing for two. The first collapsed day is no level to judge the second by: an
+    # outage that went silent on its second day came back as another incident on its third.
+    config = configured(tmp_path, min_rows=500)
+    days = [MONDAY + timedelta(days=i) for i in range(5)]
+    with open_for_write(config.paths.warehouse) as conn:
+        for i, ds in enumerate(days):
+            a = 0.6 + wobble(i) if i < 3 else 0.0
+            write_day(conn, ds, {("region", "A"): cell(480, a), ("region", "B"): cell(4_300, 0.6 + wobble(i + 1))})
+        second = fired(conn, days[-1], config, "collapse")
+    assert second.select("segment_dim", "segment_value").rows() == [("region", "A")]
+
+
 def test_a_weekday_whose_days_differ_keeps_the_weekly_shape(tmp_path):
     # Region A's weekends sit at 0.64 against 0.92 on weekdays. Its second and third Thursdays
     # are off by 4 points either way, so only the first is typical: the weekly shape still
