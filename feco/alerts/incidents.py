@@ -146,16 +146,30 @@ class _Day:
 
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
-        incident whose segment its rows cross resolved within the moving average's days (whose
-        bad days the 7-day average still holds: an outage of established products is in all
+        incident that can explain it resolved within the moving average's days (whose bad
+        days the 7-day average still holds: an outage of established products is in all
         traffic's average too)."""
         if alert["rule"] != DecayRule.name:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         if today is not None and today >= alert["threshold"]:
             return False
-        return not any(self.nesting.overlap(_segment(state), _segment(alert))
-                       for state in self.recently_resolved.get(alert["feature"], []))
+        return not any(self._explains(state, alert) for state in self.recently_resolved.get(alert["feature"], []))
+
+    def _explains(self, resolved: dict, alert: dict) -> bool:
+        """Whether a resolved incident's days can explain a decay's loss: its segment holds the
+        decay's, or shares rows with it, as many as the loss at least (a failure of a tenth of
+        the rows cannot take 45% off an average). The rows shared: the resolved segment's
+        rows when the decay's holds it, else its share of all traffic (the dimensions taken
+        as independent)."""
+        failed, decaying = _segment(resolved), _segment(alert)
+        if self.nesting.contains(failed, decaying):
+            return True
+        if not self.nesting.overlap(failed, decaying):
+            return False
+        rows = lambda segment: self.rows.get((alert["feature"], *segment), 0)
+        of = rows(decaying) if self.nesting.contains(decaying, failed) else self.total_rows
+        return of > 0 and alert["drop_rel"] <= rows(failed) / of
 
     def track(self, todays: dict[str | None, list[dict]], incidents: list[dict],
               held: dict[str, list[str]]) -> list[dict]:

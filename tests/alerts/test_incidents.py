@@ -155,6 +155,22 @@ def test_a_decay_in_the_week_after_an_incident_resolved_is_lagging():
     assert days["event"].to_list() == ["opened", None, "resolved"]  # electronics at 0.6 < 0.62: no new incident
 
 
+def test_a_decay_larger_than_a_resolved_crossing_incident_could_leave_is_not_lagging():
+    # electronics (10% of the rows) failed and recovered; region DE's 7-day average holds its
+    # days in DE, at most a tenth of DE's rows. A 45% decay there is DE's own (round 21: a
+    # region's 60% decay went unheard for four days after a product group's incident resolved);
+    # an 8% one may be the aftermath.
+    def days_after_electronics(decay):
+        return track([([alert(("product_group", "electronics"), rows=1_000)], coverage(electronics=0.3)),
+                      ([], coverage()), ([], coverage()), ([decay], coverage(DE=0.33))])
+
+    own = alert(("region", "DE"), rule="decay_vs_reference", severity="high", drop=0.45, rows=2_000, threshold=0.55)
+    aftermath = alert(("region", "DE"), rule="decay_vs_reference", severity="high", drop=0.08, rows=2_000,
+                      threshold=0.55)
+    assert days_after_electronics(own).select("segment_value", "event").rows()[-1] == ("DE", "opened")
+    assert days_after_electronics(aftermath)["event"].to_list() == ["opened", None, "resolved"]
+
+
 def test_an_alert_elsewhere_opens_its_own_incident_and_a_wider_one_takes_both_in():
     # an unrelated alert of the same feature held a recovered incident open for days: it is
     # another failure, with its own incident; an outage of all traffic then widens the first
