@@ -4,13 +4,13 @@ The drop rule needs weeks of history to know a series' spread and weekly shape; 
 cannot page. But some failures need no history to be told apart from noise: a feature whose
 coverage in a segment fell below a quarter of every earlier day's level, in most of the day's
 windows, where that level would have given enough covered rows that noise cannot explain the
-fall. A day that itself collapsed (below a quarter of the earlier days' median) is no level:
-an outage's second day pages as its first did. That pages at once, warm-up or not, in any segment that can page (``page_min_share`` of
-the rows, not a cross), whatever its size against ``min_rows``. Where the drop rule fires too,
-it speaks instead (``feco.alerts.detect``). Like the other rules, it leaves all traffic and
-the product-age segments unjudged while their mix of product ages is not their history's
-(``min_age_overlap``): a batch of new products without reviews replacing last month's
-reviewed ones is other products, not a collapse.
+fall. That pages at once, warm-up or not, in any segment that can page (``page_min_share`` of
+the rows, not a cross), whatever its size against ``min_rows``. A day that itself collapsed
+(below a quarter of the earlier days' median) is no level: an outage's second day pages as its
+first did. Where the drop rule fires too, it speaks instead (``feco.alerts.detect``). Like the
+other rules, it leaves all traffic and the product-age segments unjudged while their mix of
+product ages is not their history's (``min_age_overlap``): a batch of new products without
+reviews replacing last month's reviewed ones is other products, not a collapse.
 """
 
 from __future__ import annotations
