@@ -10,8 +10,9 @@ band, then the largest drop, then the smallest segment, among the roll-up's head
 outage in one product group heads its incident, not the query band it happens to dent).
 Features of one upstream source that newly fail on the same day in the same segment (or each
 in one holding all their headlines), all by steps or all by decays, open one incident (a
-source outage, or its data thinning out), listing them; a
-paged incident that gains a feature failing on its own says so (``grew``). A feature that
+source outage, or its data thinning out), listing them; one that gains a feature of its
+source failing in its first days says so when paged (``grew``); a feature failing later is
+its own failure. A feature that
 steps as severely as an incident listing it has been, after a day on which that incident held
 none of its alerts, fails anew: its own incident, though the first one's segment holds it.
 An incident resolves when its segment has been back within its normal band (at or above the
@@ -63,6 +64,10 @@ SCHEMA = {
 # it (an outage of established products is a drop there, and a collapse of every product
 # group alike, which the drop rule, judging each against the rest, rightly leaves alone).
 ONE_FAILURE = {DropRule.name: (CollapseRule.name,), CollapseRule.name: (DropRule.name,)}
+# A source's failure shows in its features within a day or two of each other (daily jobs, a
+# decay crossing its threshold a day later); a feature of the source failing after that is a
+# failure of its own, paged at its own tier, not news of an outage weeks old.
+SOURCE_JOIN_DAYS = 3
 
 
 def track_incidents(
@@ -199,17 +204,19 @@ class _Day:
                 else self._carry(state, attached[state["incident_id"]]) for state in incidents]
 
     def _covering(self, incidents: list[dict], feature: str | None) -> list[dict]:
-        """The incidents a feature's alerts may join: those that list it, and its source's while
-        another of that incident's features is failing today (once they have recovered, a
-        feature of the source failing is a new failure, paged as such) and no incident from
-        before today lists it; never one it fails anew out of (``_release``)."""
+        """The incidents a feature's alerts may join: those that list it, and its source's in
+        the incident's first ``SOURCE_JOIN_DAYS`` days while another of that incident's
+        features is failing today (once they have recovered, or later, a feature of the source
+        failing is a new failure, paged as such) and no incident from before today lists it;
+        never one it fails anew out of (``_release``)."""
         source = self.source_of.get(feature)
         open_to = [state for state in incidents if (state["incident_id"], feature) not in self.released]
         own = [state for state in open_to if feature in (state["features"] or [state["feature"]])]
         if any(state["opened_ds"] != self.ds for state in own):  # it fails on its own since before today
             source = None
         return own + [state for state in open_to if source is not None and state["source"] == source
-                      and state not in own and any(other in self.failing for other in state["features"])]
+                      and state not in own and (self.ds - state["opened_ds"]).days < SOURCE_JOIN_DAYS
+                      and any(other in self.failing for other in state["features"])]
 
     def _release(self, incidents: list[dict], live: dict[str | None, list[dict]], held: dict[str, list[str]]) -> None:
         """A feature that steps today at least as severely as an incident that lists it has

@@ -304,6 +304,20 @@ def test_a_feature_of_a_source_failing_after_its_outage_recovered_is_paged_as_it
     assert opened.select("source", "features").rows() == [("engagement", ["eng_a", "eng_b"]), (None, ["eng_c"])]
 
 
+def test_a_feature_of_a_source_failing_weeks_into_its_open_outage_is_paged_as_its_own():
+    # Held-out round 22 (nullfill 62472 at 150K): a source's outage in all traffic stayed open
+    # three weeks while its features failed one after another, each a failure of its own; a
+    # 38% decay in region US was told as "grew" of the outage's critical incident.
+    de = ("region", "DE")
+    outage = [alert(de, feature=f, rows=2_000) for f in ("eng_a", "eng_b")]
+    later = alert(de, feature="eng_c", severity="high", drop=0.38, rows=2_000)
+    low = coverage(FEATURES, DE=0.1)
+    days = track([(outage, low)] * 4 + [(outage + [later], low)], sources=ENGAGEMENT)
+    opened = days.filter(pl.col("event") == "opened").sort("ds")
+    assert opened.select("source", "features", "severity").rows() == [
+        ("engagement", ["eng_a", "eng_b"], "critical"), (None, ["eng_c"], "high")]
+
+
 def test_one_feature_of_a_source_failing_alone_is_its_own_incident():
     days = track([([alert(("region", "DE"), feature="eng_a", rows=2_000)], coverage(FEATURES, DE=0.1))],
                  sources=ENGAGEMENT)
