@@ -14,10 +14,12 @@ day 7 on, the alerts' warm-up; a team is paged from its first days too):
 - false opens, escalations and resolves a week: pages of incidents that match nothing
   injected, per 7 scored days; false pages are their sum;
 - per injected incident: paged (opened or escalated) at all, within a day of onset, the delay
-  to the first page, the severity of that page against the tier of the injected size
-  (feco.alerts.severity's tiers; a size on a tier's edge may land either side), for a decay
+  to the first page, the severity of that page against the tier of the injected size as
+  feco could see it (feco.alerts.severity's tiers; the loss in the segment feco names, a
+  size within a day's noise of a tier's edge landing either side: ``seen_sizes``), for a decay
   the highest tier paged while it grew against the tier of the share it reached (or, where
-  the page held an alert of a rule with a tier of its own, such as a team's floor, that tier), how many
+  the page held an alert of a rule with a tier of its own, such as a team's floor, that tier;
+  ``reached_injected_tier`` against the injected size, on its edge only), how many
   incidents carried it (a source outage should be one), the share of its features they
   listed, and the days from the data's recovery to the last of them resolving;
 - a *target* is a step (zero or NULL, one feature or a source's) of at least 20% in a segment
@@ -97,11 +99,14 @@ def load_row_shares(conn) -> pl.DataFrame:
 
 
 def score_run(incidents: pl.DataFrame, shares: pl.DataFrame, truth: list[dict], *, first_scored: date,
-              last_day: date, first_weeks_until: date) -> dict:
+              last_day: date, first_weeks_until: date, sizes: list[dict] | None = None) -> dict:
     """Everything scored in one run: false pages, those before ``first_weeks_until`` apart, and
-    what happened to each injected incident."""
+    what happened to each injected incident; its tier against ``sizes`` (each incident's
+    share in the segment feco names and one day's noise there, ``seen_sizes``) when given."""
     matches = _matches(incidents, truth)
-    per_incident = [_judge(i, truth_row, incidents, matches, shares) for i, truth_row in enumerate(truth)]
+    sizes = sizes or [{"share": row["share"], "noise": 0.0} for row in truth]
+    per_incident = [_judge(i, truth_row, incidents, matches, shares, size)
+                    for i, (truth_row, size) in enumerate(zip(truth, sizes, strict=True))]
     # a page is about nothing injected before the incident's pages about an injected one start
     earliest = {key: min(found.values()) for key, found in matches.items()}
     unmatched = incidents.filter(pl.col("ds") < pl.col("incident_id").replace_strict(
@@ -147,6 +152,7 @@ def summarise(per_incident: list[dict]) -> dict:
         "delays": [r["delay"] for r in per_incident if r["delay"] is not None],
         "severity_at_first_page": share(steps_paged, "severity_fits"),
         "decays_at_reached_tier": share(decays_paged, "reached_tier_fits"),
+        "decays_at_injected_tier": share(decays_paged, "reached_injected_tier"),
         "outages_paged_once": {"n": len(outages), "hit": sum(r["incidents_paged"] == 1 for r in outages)},
         "resolve_lags": [r["resolve_lag"] for r in per_incident if r["shape"] == "step" and r["resolve_lag"] is not None],
         "unresolved": sum(r["paged"] and r["shape"] == "step" and r["resolve_lag"] is None for r in per_incident),
@@ -213,7 +219,7 @@ def _place(truth: dict) -> tuple[str, str]:
 
 
 def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, dict[int, date]],
-           shares: pl.DataFrame) -> dict:
+           shares: pl.DataFrame, size: dict) -> dict:
     start = date.fromisoformat(truth["start"])
     end = start + timedelta(days=truth["days"] - 1)
     since = {key: found[index] for key, found in matches.items() if index in found}
@@ -224,7 +230,7 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
     delay = (first["ds"] - start).days if first else None
     features = truth.get("features") or [truth["feature"]]
     traffic = _traffic_share(shares, _place(truth), start)
-    fitting = _fitting_tiers(truth["share"])
+    fitting, injected = _fitting_tiers(size["share"], size["noise"]), _fitting_tiers(truth["share"])
     grown = pages.filter(pl.col("ds") <= end)
     reached = SEVERITY_NAME[grown["paged_rank"].max()] if grown.height else None
     declared = _declared_tiers(grown)
@@ -239,6 +245,8 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
         "share": truth["share"],
         "kind": truth["kind"],
         "shape": shape,
+        "seen_share": size["share"],
+        "day_noise": size["noise"],
         "traffic_share": traffic,
         "target": shape == "step" and truth["share"] >= TARGET_SHARE and traffic >= TARGET_TRAFFIC,
         "paged": first is not None,
@@ -251,6 +259,7 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
         "severity_fits": first is not None and SEVERITY_NAME[first["paged_rank"]] in fitting + _declared_tiers(pages[:1]),
         "reached_severity": reached,
         "reached_tier_fits": reached in fitting + declared,
+        "reached_injected_tier": reached in injected + declared,
         "incidents_paged": len(paged_ids),
         "features_listed": len(listed) / len(features),
         "resolve_lag": _resolve_lag(mine, paged_ids, end),
@@ -265,11 +274,18 @@ def _traffic_share(shares: pl.DataFrame, place: tuple[str, str], onset: date) ->
     return float(day["share"][0]) if day.height else 0.0
 
 
-def _fitting_tiers(share: float) -> list[str]:
-    """The tier of the injected size, then for a size on a tier's edge the one below it."""
-    tier = next((name for bound, name in TIERS if share >= bound), "low")
-    below = next((name for bound, name in TIERS if share * 0.999 >= bound), "low")
-    return [tier] if below == tier else [tier, below]
+def _fitting_tiers(share: float, noise: float = 0.0) -> list[str]:
+    """The tier of the size, then those of sizes within a day's ``noise`` of it (a size on a
+    tier's edge, or within the noise of one, is read on either side of it).
+
+    >>> _fitting_tiers(0.5), _fitting_tiers(0.49), _fitting_tiers(0.49, noise=0.04)
+    (['critical', 'high'], ['high'], ['high', 'critical'])
+    """
+    tiers = []
+    for size in (share, share * 0.999, share - noise, share + noise):
+        tier = next((name for bound, name in TIERS if size >= bound), "low")
+        tiers += [tier] if tier not in tiers else []
+    return tiers
 
 
 def _declared_tiers(pages: pl.DataFrame) -> list[str]:
@@ -300,9 +316,10 @@ def pooled(results: list[dict]) -> dict:
         return {"pooled": sum(r[key] for r in results) / weeks,
                 "range": (min(r[key] / r["weeks"] for r in results), max(r[key] / r["weeks"] for r in results))}
 
-    def ratio(key):
-        n, hit = sum(r[key]["n"] for r in results), sum(r[key]["hit"] for r in results)
-        per_run = [r[key]["hit"] / r[key]["n"] for r in results if r[key]["n"]]
+    def ratio(key):  # over the runs that have it (results of earlier bench code may not)
+        having = [r for r in results if key in r]
+        n, hit = sum(r[key]["n"] for r in having), sum(r[key]["hit"] for r in having)
+        per_run = [r[key]["hit"] / r[key]["n"] for r in having if r[key]["n"]]
         return {"n": n, "hit": hit, "range": (min(per_run), max(per_run)) if per_run else None}
 
     delays = [d for r in results for d in r["delays"]]
@@ -313,7 +330,8 @@ def pooled(results: list[dict]) -> dict:
         "false_pages": rate("false_pages"),
         "first_weeks": [r.get("first_weeks_false_pages") for r in results],
         **{key: ratio(key) for key in ("target_recall", "other_recall", "severity_at_first_page",
-                                       "decays_at_reached_tier", "outages_paged_once")},
+                                       "decays_at_reached_tier", "decays_at_injected_tier",
+                                       "outages_paged_once")},
         "median_delay": statistics.median(delays) if delays else None,
         "resolve_lag": (statistics.median(lags), max(lags)) if lags else None,
         "unresolved": sum(r["unresolved"] for r in results),

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from alert_scoring import load_incidents, load_row_shares, score_run
 from alert_worlds import FAMILIES, Scenario, scenario
+from seen_sizes import seen_sizes
 
 from feco.generator import generate_logs
 from feco.generator.ltr_world import generate_ltr_logs
@@ -143,11 +144,13 @@ def score(case: Scenario, config, events_per_day: int) -> dict:
     from feco.warehouse import open_read_only
 
     truth = json.loads((config.paths.logs / "incidents.json").read_text())["incidents"]
+    first_weeks_until = case.start + timedelta(days=FIRST_WEEKS)
     with open_read_only(config.paths.warehouse) as conn:
         incidents, shares = load_incidents(conn), load_row_shares(conn)
+        sizes = seen_sizes(case, config, conn, truth, warm_up_until=first_weeks_until)
     scored = score_run(incidents, shares, truth, first_scored=case.start + timedelta(days=SCORED_FROM_DAY),
-                       last_day=case.start + timedelta(days=case.days - 1),
-                       first_weeks_until=case.start + timedelta(days=FIRST_WEEKS))
+                       last_day=case.start + timedelta(days=case.days - 1), first_weeks_until=first_weeks_until,
+                       sizes=sizes)
     world = {key: list(v) if isinstance(v, tuple) else v for key, v in dataclasses.asdict(case.world).items()}
     return {"family": case.family, "seed": case.seed, "events_per_day": events_per_day, "commit": commit(),
             "world": world, **scored}
@@ -183,11 +186,13 @@ def print_run(result: dict) -> None:
           f"time: {other['hit']}/{other['n']}; outages paged once: {result['outages_paged_once']['hit']}/"
           f"{result['outages_paged_once']['n']}; steps at their tier on first page: "
           f"{result['severity_at_first_page']['hit']}/{result['severity_at_first_page']['n']}; decays at the "
-          f"tier reached: {result['decays_at_reached_tier']['hit']}/{result['decays_at_reached_tier']['n']}")
+          f"tier reached: {result['decays_at_reached_tier']['hit']}/{result['decays_at_reached_tier']['n']} "
+          f"(at the injected size's: {result['decays_at_injected_tier']['hit']})")
     print("  injected:")
     for row in result["incidents"]:
         features = row["features"][0] + (f" +{len(row['features']) - 1}" if len(row["features"]) > 1 else "")
         print(f"    {row['start']} {row['days']:>2}d {row['shape']:5} {row['kind']:4} {row['share']:4.2f} "
+              f"(seen {row['seen_share']:4.2f}±{row['day_noise']:4.2f}) "
               f"{features:28} {row['segment']:28} {row['traffic_share']:5.1%} "
               f"{'T' if row['target'] else ' '} delay={row['delay']!s:4} at={row['first_page_at']!s:26} "
               f"sev={row['severity_at_first_page']}/{row['expected_severity']} reached={row['reached_severity']} "

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from alert_scoring import holds, score_run
 from alert_worlds import CLEAN_DAYS, FAMILIES, LTR_FAMILIES, scenario
+from seen_sizes import band_overlap, day_noise
 
 HAVE_LTR = all((default_root() / folder / "S1.txt").exists() for folder in ("mq2008", "mq2007_agg"))
 GENERATED = [f for f in FAMILIES if f not in LTR_FAMILIES or HAVE_LTR]
@@ -177,3 +178,46 @@ def test_a_decay_paged_critical_by_the_team_s_floor_is_at_its_tier():
     assert sized["reached_severity"] == "critical" and not sized["reached_tier_fits"]
     declared = scored([opened, floor | {"rules": ["below_floor", "decay_vs_reference"]}], truth)["incidents"][0]
     assert declared["reached_tier_fits"]
+
+
+def test_a_tier_is_judged_against_the_loss_feco_could_see():
+    # Held-out round 22: a 49% decay read 51% on its last day and paged critical; a 66% decay
+    # of the generator's torso queries took 51% off feco's torso band and paged high.
+    opened = page(27, "decay", ["meta_rating"], "all:all", "opened", rank=3)
+    critical = page(31, "decay", ["meta_rating"], "all:all", "escalated", rank=4, opened=27)
+    truth = [TRUTH[2] | {"share": 0.49}]
+    exact = scored([opened, critical], truth)
+    assert exact["decays_at_reached_tier"] == exact["decays_at_injected_tier"] == {"n": 1, "hit": 0}
+    noisy = score(truth, [opened, critical], sizes=[{"share": 0.49, "noise": 0.04}])
+    assert noisy["decays_at_reached_tier"] == {"n": 1, "hit": 1}
+    assert noisy["decays_at_injected_tier"] == {"n": 1, "hit": 0}  # still reported as it was
+    quiet = score(truth, [opened, critical], sizes=[{"share": 0.45, "noise": 0.04}])
+    assert quiet["decays_at_reached_tier"] == {"n": 1, "hit": 0}  # 5 points off the edge: beyond the noise
+    banded = score([TRUTH[2] | {"share": 0.66}], [opened], sizes=[{"share": 0.4, "noise": 0.0}])
+    assert banded["decays_at_reached_tier"] == {"n": 1, "hit": 1} and banded["incidents"][0]["seen_share"] == 0.4
+
+
+def score(truth: list[dict], rows: list[dict], *, sizes: list[dict]) -> dict:
+    incidents = pl.DataFrame(rows, schema_overrides={"features": pl.List(pl.String)})
+    shares = pl.DataFrame({"ds": [day(20)], "segment_dim": ["region"], "segment_value": ["DE"], "share": [0.14]})
+    return score_run(incidents, shares, truth, first_scored=day(14), last_day=day(55), first_weeks_until=day(14),
+                     sizes=sizes)
+
+
+def test_feco_s_band_holds_some_of_the_generator_s_other_bands():
+    covered = pl.DataFrame({"query": ["a", "a", "b", "c", "d"]})  # a row per covered value
+    feco = pl.DataFrame({"query": ["a", "b", "c", "d"], "band": ["torso", "torso", "torso", "tail"]})
+    generator = pl.DataFrame({"query": ["a", "b", "c", "d"], "generator_band": ["torso", "head", "torso", "torso"]})
+    assert band_overlap(covered, feco, generator, "torso") == pytest.approx(3 / 4)
+    assert band_overlap(covered, feco, generator, "head") is None
+
+
+def test_a_day_s_noise_is_the_robust_spread_of_its_changes_relative_to_the_level():
+    steady = [0.50, 0.52, 0.50, 0.52, 0.50, 0.52, 0.50, 0.52]  # changes of ±0.02
+    weekend = [0.50, 0.52, 0.50, 0.52, 0.50, 0.30, 0.30, 0.52]  # a weekend's swing is left out
+    daily = pl.DataFrame({"feature": ["f"] * 8 + ["g"] * 8, "ds": [day(i) for i in range(8)] * 2,
+                          "coverage": steady + weekend})
+    noise = day_noise(daily.filter(pl.col("feature") == "f"))
+    assert noise == pytest.approx(1.4826 * 0.02 / 2 ** 0.5 / 0.51, rel=1e-6)
+    assert day_noise(daily) < 0.05
+    assert day_noise(daily.head(1)) is None
