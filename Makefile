@@ -19,7 +19,7 @@ install: $(INSTALLED)
 demo: $(INSTALLED)
 	$(BIN)/python scripts/demo.py
 
-# About 11 minutes on 2 cores. Chromium first, for the report's browser test; lint first, as it fails in a second.
+# About 14 minutes on 2 cores. Chromium first, for the report's browser test; lint first, as it fails in a second.
 test: $(INSTALLED) browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not slow" -q

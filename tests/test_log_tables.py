@@ -234,6 +234,7 @@ def test_readiness_of_a_table_comes_from_its_metadata(tmp_path):
     assert check_logs(DAY, config, now=now).ready
 
 
+@pytest.mark.slow  # a local Spark session (~11 s); the engines agree on the folder in tests/test_spark_engine.py
 def test_the_spark_engine_samples_the_tables_as_the_duckdb_engine_samples_the_folder(logs, tmp_path):
     pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
     if shutil.which("java") is None:

@@ -125,6 +125,7 @@ sampling.write_rows = write_rows_then_crash_once
 """
 
 
+@pytest.mark.slow  # a local Spark session killed and run again (~14 s)
 def test_a_window_whose_worker_dies_is_run_again_and_the_day_is_whole(tmp_path, logs):
     """Nothing lost when an executor's Python dies mid-day: Spark runs the window again, which
     writes its file again (through a temporary name), and the day is the DuckDB engine's."""

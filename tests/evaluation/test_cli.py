@@ -105,6 +105,7 @@ def test_errors_are_one_line_and_exit_non_zero(cli, capsys, trec_files, tmp_path
     assert re.search(message, err)
 
 
+@pytest.mark.slow  # the whole MovieLens log (~16 s); the protocols are tested on small logs
 def test_evaluate_recs_leave_one_out_on_movielens(cli, capsys, data_dir: Path) -> None:
     ratings = data_dir / "interactions/movielens_latest_small/ratings.csv"
     code, out, _ = cli(capsys, "evaluate-recs", "--interactions", str(ratings), "--protocol",

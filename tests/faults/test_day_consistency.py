@@ -77,6 +77,9 @@ def folder(tmp_path):
     return tmp_path
 
 
+# The soak (16 random kills, ~50 s): slow. tests/faults/test_failed_rerun.py kills a rerun at
+# every file operation, and test_faults.py a run at random moments, in the suite.
+@pytest.mark.slow
 def test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_repairs(folder):
     configs = write_configs(folder)
     runs = {}

@@ -114,6 +114,9 @@ def test_a_second_run_waits_or_fails_clearly_and_nothing_is_double_counted(folde
     assert len(keys) == len(set(keys))
 
 
+# Two full runs around the interrupt (~35 s): slow. A query giving way to a run is in the suite
+# (tests/test_cli_query.py).
+@pytest.mark.slow
 def test_ctrl_c_cancels_a_long_query_without_harm(folder):
     assert feco(folder, "run", "--ds", str(DAY)).returncode == 0
     query = subprocess.Popen(
