@@ -91,6 +91,7 @@ def _feco_run(config, **env):
                           capture_output=True, text=True, timeout=600, check=False, env=os.environ | env)
 
 
+@pytest.mark.slow  # a local Spark session (~10 s)
 def test_executors_without_feco_are_told_to_set_their_python(tmp_path, logs):
     """The executors' Python is the first thing a cluster gets wrong: a bare environment."""
     bare = tmp_path / "bare"

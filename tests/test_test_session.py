@@ -45,6 +45,7 @@ def test_the_summary_counts_the_tests_that_need_the_datasets_or_chromium(tmp_pat
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java (17+) on PATH")
+@pytest.mark.slow  # a local Spark session (~9 s)
 def test_a_spark_session_left_running_logs_nothing_after_the_summary(tmp_path):
     pytest.importorskip("pyspark", reason="pyspark (the spark extra) is not installed")
     # A handler on the stream pytest captures (as Airflow's logging setup adds one), then a

@@ -12,6 +12,7 @@ import time
 from datetime import date, timedelta
 
 import duckdb
+import pytest
 
 from dags.conftest import DAGS, airflow_env
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
@@ -150,6 +151,8 @@ def lock_held_by(pid: int, lock) -> bool:
                    for fields in map(str.split, locks))
 
 
+# ~21 s: slow. A second run waiting on the warehouse is in the suite (tests/faults/test_faults.py).
+@pytest.mark.slow
 def test_the_dag_waits_while_a_cli_backfill_holds_the_warehouse(airflow_home, tmp_path):
     """The DAG started while `feco backfill` runs: its first task waits for the run lock (no failed
     try, no retry needed), runs once the backfill is done, and nothing is counted twice.

@@ -4,6 +4,8 @@ is told when a run cannot finish."""
 import json
 from datetime import UTC, date
 
+import pytest
+
 from dags.conftest import DAGS
 from dags.test_feco_daily import LOAD_BAG, run_in_airflow
 from logbuilder import make_events, write_config_file, write_logs
@@ -128,6 +130,7 @@ WAIT_THEN_MARK = """
 """
 
 
+@pytest.mark.slow  # ~11 s; the sensor failing at its deadline stays in the suite
 def test_a_waiting_sensor_logs_why_the_logs_are_not_ready_at_each_check(airflow_home, tmp_path):
     import subprocess
     import sys

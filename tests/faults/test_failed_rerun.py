@@ -102,6 +102,7 @@ def rerun_operations(tmp_path, monkeypatch) -> list[str]:
     return seen
 
 
+@pytest.mark.slow  # ~14 s; a rerun killed at any file operation, above, stays in the suite
 def test_a_rerun_failing_at_any_file_operation_leaves_the_published_day(tmp_path, monkeypatch):
     operations = rerun_operations(tmp_path, monkeypatch)
     first_staged = next(i for i, op in enumerate(operations, start=1) if op.endswith(STATES_FILE))
