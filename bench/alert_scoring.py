@@ -17,10 +17,14 @@ day 7 on, the alerts' warm-up; a team is paged from its first days too):
   to the first page, the severity of that page against the tier of the injected size as
   feco could see it (feco.alerts.severity's tiers; the loss in the segment feco names, a
   size within a day's noise of a tier's edge landing either side: ``seen_sizes``), for a decay
-  the highest tier paged while it grew against the tier of the share it reached (or, where
+  the highest tier paged while it grew, by pages telling of it (their headline, or an alert
+  they tell of, one of its features: an incident of another failure that took it in pages at
+  that failure's tier), against the tier of the share it reached (or, where
   the page held an alert of a rule with a tier of its own, such as a team's floor, that tier;
   ``reached_injected_tier`` against the injected size, on its edge only), how many
-  incidents carried it (a source outage should be one), the share of its features they
+  incidents carried it (a source outage should be one; counted in segments of at least 5%
+  of the onset day's rows, where feco pages by default: one under ``page_min_share`` is
+  listed to no one, ``outages_not_pageable``), the share of its features they
   listed, and the days from the data's recovery to the last of them resolving;
 - a *target* is a step (zero or NULL, one feature or a source's) of at least 20% in a segment
   with at least 5% of the onset day's sampled rows;
@@ -86,8 +90,10 @@ def load_incidents(conn) -> pl.DataFrame:
             JOIN alerts a ON a.ds = r.ds AND a.alert_id = r.alert_id
             GROUP BY ALL)
         SELECT ds, incident_id, listed AS features, segment_dim, segment_value, opened_ds, status, paged_rank,
-               event, headline_rule, coalesce(told, []) AS told, coalesce(rules, []) AS rules
+               event, headline_rule, headline_feature, coalesce(told, []) AS told, coalesce(rules, []) AS rules
         FROM rows LEFT JOIN told USING (ds, incident_id) LEFT JOIN held USING (ds, incident_id)
+        LEFT JOIN (SELECT ds, alert_id AS headline_alert_id, feature AS headline_feature FROM alerts)
+            USING (ds, headline_alert_id)
         ORDER BY ds, incident_id""")
 
 
@@ -146,6 +152,7 @@ def summarise(per_incident: list[dict]) -> dict:
     steps_paged = [r for r in per_incident if r["shape"] == "step" and r["paged_in_a_day"]]
     decays_paged = [r for r in per_incident if r["shape"] == "decay" and r["paged"]]
     outages = [r for r in per_incident if len(r["features"]) > 1]
+    pageable = [r for r in outages if r["traffic_share"] >= TARGET_TRAFFIC]
     return {
         "target_recall": share(targets, "paged_in_a_day"),
         "other_recall": share(others, "paged_in_time"),
@@ -153,7 +160,8 @@ def summarise(per_incident: list[dict]) -> dict:
         "severity_at_first_page": share(steps_paged, "severity_fits"),
         "decays_at_reached_tier": share(decays_paged, "reached_tier_fits"),
         "decays_at_injected_tier": share(decays_paged, "reached_injected_tier"),
-        "outages_paged_once": {"n": len(outages), "hit": sum(r["incidents_paged"] == 1 for r in outages)},
+        "outages_paged_once": {"n": len(pageable), "hit": sum(r["incidents_paged"] == 1 for r in pageable)},
+        "outages_not_pageable": len(outages) - len(pageable),
         "resolve_lags": [r["resolve_lag"] for r in per_incident if r["shape"] == "step" and r["resolve_lag"] is not None],
         "unresolved": sum(r["paged"] and r["shape"] == "step" and r["resolve_lag"] is None for r in per_incident),
     }
@@ -231,7 +239,7 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
     features = truth.get("features") or [truth["feature"]]
     traffic = _traffic_share(shares, _place(truth), start)
     fitting, injected = _fitting_tiers(size["share"], size["noise"]), _fitting_tiers(truth["share"])
-    grown = pages.filter(pl.col("ds") <= end)
+    grown = _telling_of(pages.filter(pl.col("ds") <= end), features)
     reached = SEVERITY_NAME[grown["paged_rank"].max()] if grown.height else None
     declared = _declared_tiers(grown)
     paged_ids = pages["incident_id"].unique().to_list()
@@ -264,6 +272,17 @@ def _judge(index: int, truth: dict, incidents: pl.DataFrame, matches: dict[str, 
         "features_listed": len(listed) / len(features),
         "resolve_lag": _resolve_lag(mine, paged_ids, end),
     }
+
+
+def _telling_of(pages: pl.DataFrame, features: list[str]) -> pl.DataFrame:
+    """The pages whose headline, or an alert they tell of, is one of the features: an incident
+    of another failure that took the feature in (a source's outage the same day) pages at that
+    failure's tier, not at the tier of what it took in."""
+    if "headline_feature" not in pages.columns:
+        return pages
+    told = pl.col("told").list.eval(pl.element().struct.field("feature").is_in(features)).list.any() \
+        if "told" in pages.columns else pl.lit(False)
+    return pages.filter(pl.col("headline_feature").is_in(features) | pl.col("headline_feature").is_null() | told)
 
 
 def _traffic_share(shares: pl.DataFrame, place: tuple[str, str], onset: date) -> float:
@@ -335,4 +354,5 @@ def pooled(results: list[dict]) -> dict:
         "median_delay": statistics.median(delays) if delays else None,
         "resolve_lag": (statistics.median(lags), max(lags)) if lags else None,
         "unresolved": sum(r["unresolved"] for r in results),
+        "outages_not_pageable": sum(r.get("outages_not_pageable", 0) for r in results),
     }

@@ -184,7 +184,7 @@ def print_run(result: dict) -> None:
     target, other = result["target_recall"], result["other_recall"]
     print(f"  target steps paged within a day: {target['hit']}/{target['n']}; other incidents paged in "
           f"time: {other['hit']}/{other['n']}; outages paged once: {result['outages_paged_once']['hit']}/"
-          f"{result['outages_paged_once']['n']}; steps at their tier on first page: "
+          f"{result['outages_paged_once']['n']} ({result.get('outages_not_pageable', 0)} under 5% of rows); steps at their tier on first page: "
           f"{result['severity_at_first_page']['hit']}/{result['severity_at_first_page']['n']}; decays at the "
           f"tier reached: {result['decays_at_reached_tier']['hit']}/{result['decays_at_reached_tier']['n']} "
           f"(at the injected size's: {result['decays_at_injected_tier']['hit']})")

@@ -77,7 +77,8 @@ _HEADER = (
     "| family | seeds | weeks | false opens/week | false resolves/week | false pages/week (range) "
     "| false pages in the first two weeks, per world "
     "| target steps paged in a day (range) | other incidents paged in time | median delay, days "
-    "| steps at their tier on first page | decays at the tier reached (at the injected size's) | outages paged once "
+    "| steps at their tier on first page | decays at the tier reached (at the injected size's) "
+    "| outages paged once (in segments under 5%, not counted) "
     "| resolve lag after recovery, median/max days (unresolved) | code |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
@@ -94,7 +95,7 @@ def _row(family: str, results: list[dict]) -> str:
             f"| {_ratio(p['other_recall'], ranged=False)} | {_number(p['median_delay'])} "
             f"| {_ratio(p['severity_at_first_page'], ranged=False)} "
             f"| {_ratio(p['decays_at_reached_tier'], ranged=False)} ({p['decays_at_injected_tier']['hit']}) "
-            f"| {_ratio(p['outages_paged_once'], ranged=False)} "
+            f"| {_ratio(p['outages_paged_once'], ranged=False)} ({p['outages_not_pageable']}) "
             f"| {lag} ({p['unresolved']}) | {commits} |")
 
 

@@ -221,3 +221,32 @@ def test_a_day_s_noise_is_the_robust_spread_of_its_changes_relative_to_the_level
     assert noise == pytest.approx(1.4826 * 0.02 / 2 ** 0.5 / 0.51, rel=1e-6)
     assert day_noise(daily) < 0.05
     assert day_noise(daily.head(1)) is None
+
+
+def test_a_decay_s_tier_is_read_from_the_pages_that_tell_of_it():
+    # Held-out round 23 (crossing 31543, 40K): a 49% decay paged high by its own incident was
+    # merged on its 13th day into the source's critical outage of another feature; the critical
+    # page told of that feature, not of the decay.
+    truth = [TRUTH[2] | {"share": 0.4}]  # high by its size
+    own = page(27, "decay", ["meta_rating"], "all:all", "opened", rank=3) | {"headline_feature": "meta_rating"}
+    outage = page(31, "source", ["eng_ctr_30d", "meta_rating"], "all:all", "opened", rank=4)
+    about_another = scored([own, outage | {"headline_feature": "eng_ctr_30d"}], truth)
+    assert about_another["incidents"][0]["reached_severity"] == "high"
+    assert about_another["decays_at_reached_tier"] == {"n": 1, "hit": 1}
+    about_it = scored([own, outage | {"headline_feature": "meta_rating"}], truth)
+    assert about_it["decays_at_reached_tier"] == {"n": 1, "hit": 0}
+
+
+def test_an_outage_in_a_segment_too_small_to_page_is_counted_apart():
+    outage = TRUTH[1] | {"segment": {"dim": "region", "value": "DE"}, "start": str(day(20))}
+    rows = [page(20, "src", ["eng_ctr_30d", "eng_views_7d"], "region:DE", "opened")]
+    incidents = pl.DataFrame(rows, schema_overrides={"features": pl.List(pl.String)})
+
+    def in_a_segment_of(share):
+        shares = pl.DataFrame({"ds": [day(20)], "segment_dim": ["region"], "segment_value": ["DE"], "share": [share]})
+        return score_run(incidents, shares, [outage], first_scored=day(14), last_day=day(55),
+                         first_weeks_until=day(14))
+
+    assert in_a_segment_of(0.14)["outages_paged_once"] == {"n": 1, "hit": 1}
+    small = in_a_segment_of(0.04)  # under page_min_share: listed, paged to no one, as configured
+    assert small["outages_paged_once"] == {"n": 0, "hit": 0} and small["outages_not_pageable"] == 1
