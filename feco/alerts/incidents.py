@@ -486,7 +486,7 @@ def _wider(nesting: Nesting, incidents: list[dict], state: dict) -> dict | None:
     segment = _segment(state)
     holding = [other for other in incidents if state["features"] and other is not state
                and _segment(other) != segment and set(state["features"]) <= set(other["features"])
-               and nesting.contains(_segment(other), segment)]
+               and nesting.contains(_segment(other), segment) and not _later_source(other, [state])]
     return min(holding, key=lambda other: nesting.depth(_segment(other)), default=None)
 
 
@@ -564,7 +564,18 @@ def _holder(nesting: Nesting, incidents: list[dict], alert: dict) -> dict | None
     """The widest incident whose segment holds the alert's, None if none does: once an incident
     has widened over another, what falls in both belongs to the wider one."""
     holding = [state for state in incidents if nesting.contains(_segment(state), _segment(alert))]
+    holding = [state for state in holding if not _later_source(state, holding)]
     return min(holding, key=lambda state: nesting.depth(_segment(state)), default=None)
+
+
+def _later_source(state: dict, others: list[dict]) -> bool:
+    """Whether ``state`` is a source's incident opened ``SOURCE_JOIN_DAYS`` or more after a
+    feature's own incident among ``others``: that feature was failing on its own before the
+    source failed, and what its own incident holds stays with it (a decay of weeks is not
+    resolved with a day's outage of its source)."""
+    return bool(state["source"]) and any(
+        not other["source"] and (state["opened_ds"] - other["opened_ds"]).days >= SOURCE_JOIN_DAYS
+        for other in others)
 
 
 def describe_place(row: dict) -> str:
