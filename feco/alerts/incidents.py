@@ -246,7 +246,8 @@ class _Day:
         their roll-up headline (``_held_decays``: new products' decay in the head queries'
         outage). Live alerts of another rule that no incident holds are another failure: the
         next headline among them. Every alert attaches to the widest incident that holds it,
-        else to its group's."""
+        else to its group's (``_home``: a source's later outage holds none of a feature's older
+        failure)."""
         covering = self._covering(incidents, feature)
         # rule -> the incident its roll-up group joined (its headline lagging or not: an
         # outage's region recovered before the product ages its rows are most of)
@@ -269,7 +270,7 @@ class _Day:
             homes = _held_decays(self.nesting, alerts, covering) | homes
             remaining = [alert for alert in remaining
                          if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
-        pairs = [(alert, _holder(self.nesting, covering, alert) or homes.get(alert["rule"])) for alert in alerts]
+        pairs = [(alert, _home(self.nesting, covering, alert, homes.get(alert["rule"]))) for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
 
     def _crossed(self, incidents: list[dict], head: dict, alerts: list[dict]) -> dict | None:
@@ -486,7 +487,7 @@ def _wider(nesting: Nesting, incidents: list[dict], state: dict) -> dict | None:
     segment = _segment(state)
     holding = [other for other in incidents if state["features"] and other is not state
                and _segment(other) != segment and set(state["features"]) <= set(other["features"])
-               and nesting.contains(_segment(other), segment)]
+               and nesting.contains(_segment(other), segment) and not _later_source(other, [state])]
     return min(holding, key=lambda other: nesting.depth(_segment(other)), default=None)
 
 
@@ -564,7 +565,28 @@ def _holder(nesting: Nesting, incidents: list[dict], alert: dict) -> dict | None
     """The widest incident whose segment holds the alert's, None if none does: once an incident
     has widened over another, what falls in both belongs to the wider one."""
     holding = [state for state in incidents if nesting.contains(_segment(state), _segment(alert))]
+    holding = [state for state in holding if not _later_source(state, holding)]
     return min(holding, key=lambda state: nesting.depth(_segment(state)), default=None)
+
+
+def _home(nesting: Nesting, incidents: list[dict], alert: dict, group_home: dict | None) -> dict | None:
+    """The widest incident holding the alert, else its roll-up group's; the group's where the
+    widest is a source's opened days after the group's own (a decay's echo in all traffic
+    stays with the decay, not with its source's later outage there)."""
+    holder = _holder(nesting, incidents, alert)
+    if holder is None or (group_home is not None and _later_source(holder, [group_home])):
+        return group_home
+    return holder
+
+
+def _later_source(state: dict, others: list[dict]) -> bool:
+    """Whether ``state`` is a source's incident opened ``SOURCE_JOIN_DAYS`` or more after a
+    feature's own incident among ``others``: that feature was failing on its own before the
+    source failed, and what its own incident holds stays with it (a decay of weeks is not
+    resolved with a day's outage of its source)."""
+    return bool(state["source"]) and any(
+        not other["source"] and (state["opened_ds"] - other["opened_ds"]).days >= SOURCE_JOIN_DAYS
+        for other in others)
 
 
 def describe_place(row: dict) -> str:

@@ -558,3 +558,29 @@ def test_a_cross_more_severe_than_what_pages_does_not_silence_the_incident():
     (row,) = track([([cross, everywhere], coverage(all=0.4))]).iter_rows(named=True)
     assert (row["event"], row["segment_dim"], row["severity"]) == ("opened", "all", "high")
     assert row["not_paged"] is None
+
+
+def test_a_decay_open_for_days_stays_its_own_incident_through_its_source_s_outage():
+    # Held-out round 23 (crossing 31543, 40K): text_tfidf_title decaying in established
+    # products, paged high, was merged on its 13th day into the text source's critical outage
+    # in all traffic (another feature's, and this one's step in a product group); the outage
+    # resolved two days on while the decay went on, which reopened as a new incident.
+    de, electronics = ("region", "DE"), ("product_group", "electronics")
+    decaying = [alert(de, feature="eng_c", rule="decay_vs_reference", severity="high", drop=0.3, rows=2_000,
+                      threshold=0.62)]
+    decaying.append(alert(feature="eng_c", rule="decay_vs_reference", severity="medium", drop=0.08,
+                          threshold=0.62, parent=decaying[0]["alert_id"]))  # its echo in all traffic
+    outage = [alert(feature="eng_a", drop=0.9), alert(electronics, feature="eng_a", drop=0.92, rows=1_000),
+              alert(feature="eng_a", rule="missing_values", severity="high"),
+              alert(electronics, feature="eng_c", drop=0.4, rows=1_000, severity="high")]
+    low = coverage(FEATURES, DE=0.4)
+    days = track([(decaying, low)] * 8 + [(decaying + outage, coverage(FEATURES, DE=0.4, all=0.1))]
+                 + [(decaying, low)] * 4, sources=ENGAGEMENT)
+    decay_rows = days.filter(pl.col("segment_dim") == "region")
+    assert decay_rows["incident_id"].n_unique() == 1 and decay_rows["status"].to_list()[-1] != "resolved"
+    on_the_outage_day = decay_rows.filter(pl.col("ds") == DAY + timedelta(days=8))["alert_ids"].to_list()
+    assert [sorted(ids) for ids in on_the_outage_day] == [sorted(a["alert_id"] for a in decaying)]
+    outage_rows = days.filter(pl.col("source") == "engagement")
+    assert outage_rows.filter(pl.col("event") == "opened")["features"].to_list() == [["eng_a", "eng_c"]]
+    resolved = outage_rows.filter(pl.col("event") == "resolved")["ds"].to_list()
+    assert resolved == [DAY + timedelta(days=8 + SETTINGS.resolve_days)]  # not held open by the decay's echo
