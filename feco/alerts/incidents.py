@@ -527,9 +527,11 @@ def _failing_together(rule: str) -> frozenset[str] | None:
 def _outage_groups(nesting: Nesting, heads: dict[Segment, list[dict]], live: dict[str | None, list[dict]],
                    rules: frozenset[str]) -> list[tuple[Segment, list[dict]]]:
     """(segment, headlines) of a source's newly failing features, one group per segment of
-    their headlines, two groups joined at the smallest segment holding both where every one
-    of their features has a live alert of the ``rules`` there: an outage of all traffic
-    collapses every product group alike, and which one a feature's headline names is noise."""
+    their headlines, two groups joined where every one of their features has a live alert of
+    the ``rules``: at the smallest segment holding both (an outage of all traffic collapses
+    every product group alike, and which one a feature's headline names is noise), else at
+    the one of the two the other holds (an outage of torso queries that one feature's loss
+    at the bands' edge headlines in all traffic)."""
     groups = sorted(heads.items())
 
     def fails_in(segment: Segment, members: list[dict]) -> bool:
@@ -537,10 +539,11 @@ def _outage_groups(nesting: Nesting, heads: dict[Segment, list[dict]], live: dic
                        for alert in live[head["feature"]]) for head in members)
 
     for (a, first), (b, second) in itertools.combinations(groups, 2):
-        root = nesting.common_root(a, b)
-        if fails_in(root, first + second):
-            rest = {segment: members for segment, members in groups if segment not in (a, b)}
-            return _outage_groups(nesting, rest | {root: rest.get(root, []) + first + second}, live, rules)
+        inner = [b] if nesting.contains(a, b) else [a] if nesting.contains(b, a) else []
+        for place in [nesting.common_root(a, b), *inner]:
+            if fails_in(place, first + second):
+                rest = {segment: members for segment, members in groups if segment not in (a, b)}
+                return _outage_groups(nesting, rest | {place: rest.get(place, []) + first + second}, live, rules)
     return groups
 
 

@@ -384,6 +384,21 @@ def test_a_source_failing_in_all_traffic_is_one_incident_whichever_segment_each_
         ("engagement", "all", ["eng_a", "eng_b", "eng_c"])]
 
 
+def test_a_source_failing_in_one_band_is_one_incident_though_one_feature_s_headline_is_all_traffic():
+    # Held-out round 24 (crossing 41332 at 40K): the price source 71% down in torso queries. One
+    # feature also fell in the tail (feco's bands and the world's differ at the edge), so its
+    # headline was all traffic; the other, sparse, fell only in torso. Both fail in torso (here
+    # head queries), which all traffic holds: one incident and one page, not two.
+    head, tail = ("query_band", "head"), ("query_band", "tail")
+    eng_a = [alert(feature="eng_a", severity="medium", drop=0.21),
+             alert(head, feature="eng_a", drop=0.55, rows=5_000, parent="eng_a-all-all-drop_vs_moving_average"),
+             alert(tail, feature="eng_a", severity="medium", drop=0.25, rows=2_000,
+                   parent="eng_a-all-all-drop_vs_moving_average")]
+    eng_b = [alert(head, feature="eng_b", drop=0.55, rows=5_000)]
+    days = track([(eng_a + eng_b, coverage(FEATURES, all=0.48, head=0.27, tail=0.45))], sources=ENGAGEMENT)
+    assert days.select("event", "source", "features").rows() == [("opened", "engagement", ["eng_a", "eng_b"])]
+
+
 def test_an_outage_of_new_products_holds_its_features_alerts_in_the_age_bands_of_new_products():
     # Held-out round 10 (sizes 30361): engagement failed for new products; one feature's largest
     # drop was in age band 7-13d, on day 2 another's in 14-29d. Neither band was known to lie
