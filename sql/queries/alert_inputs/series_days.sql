@@ -4,7 +4,7 @@
 -- Output: ds, feature, segment_dim, segment_value, series, value.
 SELECT ds, feature, segment_dim, segment_value, series, value
 FROM (SELECT ds, feature, segment_dim, segment_value, as_today AS coverage,
-             as_today / nullif(rest_coverage, 0) AS ratio, missing_as_today AS missing
+             as_today / nullif(rest_as_today, 0) AS ratio, missing_as_today AS missing
       FROM recent
       WHERE ds < $ds AND ds >= $ds - to_days($spread_days))
 UNPIVOT (value FOR series IN (coverage, ratio, missing));
