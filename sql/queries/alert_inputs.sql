@@ -30,7 +30,9 @@
 -- going deeper into the tail, changes the mix, not the data's health; an age band no earlier
 -- day had is taken at the nearest band's levels, the younger on a tie), and each earlier
 -- day's NULL/NaN share plus the difference of the two days' shares so predicted; their
--- reference likewise to the mix of the moving average's days. A segment whose mix of ages has
+-- reference likewise to the mix of the moving average's days. Every other segment counted in
+-- a cross with the query band (product_group x query_band) is judged so at its own query mix,
+-- its ratio to the rest at the rest's too. A segment whose mix of ages has
 -- little in common with its history's (history_overlap, reference_overlap) is not judged by
 -- that history.
 --
@@ -71,8 +73,9 @@
 --     ratio_noise_sd, ratio_noise_df, for the decay rule;
 --   reference (mean daily coverage over the reference days with at least $min_rows rows),
 --     reference_days, rest_reference (the mean of the daily ratios to the rest over those
---     days), scaled for all traffic and the product-age
---     segments to the mix of product ages of the moving average's days;
+--     days), scaled to the moving average's days' mix as the history is (for all traffic
+--     and the product-age segments their mix of product ages and query bands, for a segment
+--     counted in a cross with the query band its query bands and the rest's);
 --   risen_reference, risen_rest_reference, risen_since: a rise held since the reference: the
 --     mean of the latest $follow_days consecutive days all above the reference by
 --     $follow_relative of it and $follow_absolute (the ratio's by the relative margin), and
@@ -103,7 +106,7 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
            / (coalesce(history.recent_ratio_days, 0) + 1) AS ratio_ma7,
        noise.noise_sd, noise.noise_df, noise.ratio_noise_sd, noise.ratio_noise_df,
        reference.reference * coalesce(reference_mix.factor, 1) AS reference, reference.reference_days,
-       reference.rest_reference,
+       reference.rest_reference * coalesce(reference_mix.factor / reference_mix.rest_factor, 1) AS rest_reference,
        risen.risen_reference, risen.risen_rest_reference, risen.risen_since,
        age_overlap.history_overlap, age_overlap.reference_overlap
 FROM recent AS today
