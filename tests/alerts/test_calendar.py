@@ -10,6 +10,7 @@ from datetime import date, timedelta
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from feco.alerts.detect import alert_inputs, judge_day
 from feco.warehouse import open_for_write
@@ -206,6 +207,35 @@ def test_a_long_holiday_s_query_mix_does_not_weigh_on_the_decay_s_average(tmp_pa
     tail = {"head": 0.02, "torso": 0.08, "tail": 0.9}
     alerts = own_holidays(tmp_path, 2, {"A": tail, "B": tail}).filter(pl.col("segment_dim").is_in(["all", "region"]))
     assert alerts.is_empty(), alerts.select("rule", "segment_value", "detail").rows()
+
+
+def test_a_cross_counted_for_a_few_days_after_an_upgrade_changes_no_expectation(tmp_path):
+    # A warehouse counted without region x query_band gets it on an upgrade: until the cross
+    # covers every day its history reads, a segment is judged as before (a series scaled on
+    # some days and not on others is no series).
+    def expectations(folder, cross_days: int) -> pl.DataFrame:
+        config = make_config(folder, logs={"features": ["f_dense"]}, coverage={},
+                             segments={"dimensions": ["region", "query_band"]}, alerts={"min_rows": 100})
+        days = [MONDAY + timedelta(days=i) for i in range(36)]
+        with open_for_write(config.paths.warehouse) as conn:
+            for i, ds in enumerate(days):
+                shares = OWN_HOLIDAY_MIX if i >= 33 else USUAL_MIX
+                cells = {(r, b): cell(round(ROWS * shares[r][b]), 0.5 + 0.1 * (b == "head") + wobble(i))
+                         for r in shares for b in shares[r]}
+                segments = {(dim, value): cell(sum(n for n, _, _ in part), sum(n * c for n, c, _ in part)
+                                               / sum(n for n, _, _ in part))
+                            for dim, index in (("region", 0), ("query_band", 1)) for value in {k[index] for k in cells}
+                            if (part := [cells[k] for k in cells if k[index] == value])}
+                if i >= 36 - cross_days:
+                    segments |= {("region x query_band", f"{r} x {b}"): v for (r, b), v in cells.items()}
+                write_day(conn, ds, segments)
+            inputs = alert_inputs(conn, days[-1], alerts=config.alerts, segments=config.segments)
+        return inputs.filter(pl.col("segment_dim") == "region").select("segment_value", "baseline", "rest_baseline")
+
+    before = expectations(tmp_path / "without", 0)
+    assert_frame_equal(expectations(tmp_path / "upgraded", 5), before, check_row_order=False)
+    with pytest.raises(AssertionError):  # counted from the first day, it scales
+        assert_frame_equal(expectations(tmp_path / "counted", 36), before, check_row_order=False)
 
 
 def test_a_return_to_the_usual_null_share_after_zeros_over_nulls_neither_pages_nor_holds_the_incident(tmp_path):
