@@ -387,7 +387,8 @@ class _Day:
 
     def _not_paged(self, head: dict, state: dict) -> str | None:
         """Why the headline pages no one, None when it pages: severe enough, and in a segment
-        large enough (the headline's, or the incident's when it has spread wider)."""
+        large enough (the headline's, or the incident's when it has spread wider), or of an
+        incident paged before."""
         settings = self.settings
         if SEVERITY_RANK[head["severity"]] < SEVERITY_RANK[settings.page_min_severity]:
             return f"not paged: {head['severity']}, milder than page_min_severity ({settings.page_min_severity})"
@@ -403,7 +404,8 @@ class _Day:
         for segment in (head, place, state):
             if reason := self._pages_no_one(segment):
                 return reason
-        if place["segment_dim"] == "all":
+        # a paged incident's team hears it grow though its segment dipped under the share
+        if place["segment_dim"] == "all" or state.get("paged_rank"):
             return None
         rows = head["n_rows"] if place is head else self.rows.get((state["feature"], *_segment(state)))
         if (rows or 0) >= settings.page_min_share * self.total_rows:

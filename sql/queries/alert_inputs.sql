@@ -62,7 +62,8 @@
 --   rest_coverage (the rest of traffic's coverage on ds), rest_ratio (observed / rest_coverage),
 --     rest_baseline (the ratio predicted for ds times rest_coverage, at most 1 and at most
 --     the series' own prediction: a rest that rose does not raise what it is expected to hold), ratio_sd,
---     ratio_df, rest_baseline_sd (in coverage units);
+--     ratio_df, rest_baseline_sd (in coverage units), ratio_weekday_effect (the ratio's, as
+--     weekday_effect);
 --   history_min (the lowest coverage of the earlier days of the spread period, counted under
 --     ds's rule, leaving out days below $collapse_share of their median: a collapsed day is
 --     no level) and history_days (how many): a collapse below every earlier day's level;
@@ -96,7 +97,7 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        -- is their news, not a loss in this one
        least(ratio.prediction * today.rest_coverage, 1,
              CASE WHEN ratio.prediction IS NOT NULL THEN own.prediction END) AS rest_baseline,
-       ratio.sd AS ratio_sd, ratio.df AS ratio_df,
+       ratio.sd AS ratio_sd, ratio.df AS ratio_df, ratio.effect AS ratio_weekday_effect,
        ratio.sd * today.rest_coverage * ratio.error_factor AS rest_baseline_sd,
        history.history_min, coalesce(history.history_days, 0) AS history_days,
        (coalesce(history.recent_sum, 0) + today.coverage)

@@ -27,6 +27,7 @@ def inputs(**columns) -> pl.DataFrame:
                 "reference": 0.5, "reference_days": 7, "noise_sd": 0.0, "noise_df": MANY,
                 "wander_weeks": 4, "week_var": 0.0, "rest_reference": None, "ratio_ma7": None, "rest_ratio": None,
                 "ratio_noise_sd": None, "ratio_noise_df": None, "ratio_week_var": None, "ratio_df": MANY,
+                "weekday_effect": None, "ratio_weekday_effect": None,
                 "rest_baseline": None, "rest_baseline_sd": None,
                 "missing_sd": None, "missing_df": None, "source": None,
                 "history_overlap": None, "reference_overlap": None, "history_min": None, "history_days": 7,
@@ -173,6 +174,16 @@ def test_a_decays_tier_follows_the_loss_it_has_reached_not_its_lagging_average()
     frame = inputs(coverage_ma7=0.35, observed=0.22, reference=0.5, reference_days=14, noise_sd=0.01)
     fired = DecayRule().detect(frame, Alerts(), ALPHA_3SD).row(0, named=True)
     assert fired["drop_rel"] == pytest.approx(0.3) and fired["severity_drop"] == pytest.approx(0.56)
+
+
+def test_a_decays_tier_on_a_weekend_is_the_loss_not_the_weekend_s_dip():
+    # Held-out round 25 (weekday 21638, both volumes): a 44% decay of a feature whose weekends
+    # sit a fifth under its week's mean paged critical on a Sunday, 54% under the reference.
+    # Today's level is read as a usual day's: the weekend's own effect (-0.1) added back.
+    frame = inputs(coverage_ma7=0.35, observed=0.18, weekday_effect=-0.1, reference=0.5, reference_days=14,
+                   noise_sd=0.01)
+    fired = DecayRule().detect(frame, Alerts(), ALPHA_3SD).row(0, named=True)
+    assert fired["severity_drop"] == pytest.approx(0.44)  # high: not the Sunday's 64%
 
 
 def test_more_series_or_a_spread_learnt_from_fewer_days_widen_the_critical_value():

@@ -51,9 +51,9 @@ class DecayRule:
     measure = ("7-day average coverage", "below")
     needs_history = True
     statistics = ("observed", "coverage_ma7", "days_in_window", "reference", "reference_days", "rest_reference",
-                  "rest_ratio", "ratio_ma7", "noise_sd", "noise_df", "ratio_noise_sd", "ratio_noise_df", "week_var",
-                  "ratio_week_var", "wander_weeks", "source", "risen_reference", "risen_rest_reference",
-                  "reference_overlap")
+                  "rest_ratio", "ratio_ma7", "weekday_effect", "ratio_weekday_effect", "noise_sd", "noise_df",
+                  "ratio_noise_sd", "ratio_noise_df", "week_var", "ratio_week_var", "wander_weeks", "source",
+                  "risen_reference", "risen_rest_reference", "reference_overlap")
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.decay
@@ -102,7 +102,9 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
         pl.when(by_rest).then(followed("rest_reference", "risen_rest_reference"))
         .otherwise(followed("reference", "risen_reference")).alias("reference_level"),
         pick("ratio_ma7", "coverage_ma7").alias("average_level"),
-        pick("rest_ratio", "observed").alias("today_level"),
+        # today's level as a usual weekday's: a decay's tier is not a weekend's dip
+        (pick("rest_ratio", "observed") - pick("ratio_weekday_effect", "weekday_effect").fill_null(0.0))
+        .alias("today_level"),
         pick("ratio_noise_sd", "noise_sd").alias("level_sd"),
         pick("ratio_noise_df", "noise_df").alias("level_df"),
         pick("ratio_week_var", "week_var").alias("level_week_var"),
