@@ -240,7 +240,8 @@ class _Day:
         """(alert, incident) for one feature's alerts today. The most severe live alert (the
         headline) continues the widest incident whose segment holds it, else widens one whose
         segment its own holds, else joins one in a crossing segment whose loss explains it
-        (``_crossed``), else opens a new one; its roll-up group (the alerts of its rule,
+        (``_crossed``), else opens a new one (a step under a decay of days joins none of them:
+        ``_joinable``); its roll-up group (the alerts of its rule,
         one headline per feature and rule) goes with it, and so do the groups of rules that see
         the same failure in other places (``ONE_FAILURE``). Decays go with the incident holding
         their roll-up headline (``_held_decays``: new products' decay in the head queries'
@@ -255,8 +256,9 @@ class _Day:
         remaining = [alert for alert in live if alert["rule"] not in homes]
         while remaining:
             head = self._headline(remaining)
-            home = (_holder(self.nesting, covering, head) or _widened(self.nesting, covering, head)
-                    or self._crossed(covering, head, alerts))
+            joinable = self._joinable(covering, head)
+            home = (_holder(self.nesting, joinable, head) or _widened(self.nesting, joinable, head)
+                    or self._crossed(joinable, head, alerts))
             if home is None:
                 home = self._opened(feature, head)
                 incidents.append(home)
@@ -268,10 +270,21 @@ class _Day:
                 homes.setdefault(rule, home)
             covering = self._covering(incidents, feature)
             homes = _held_decays(self.nesting, alerts, covering) | homes
-            remaining = [alert for alert in remaining
-                         if alert["rule"] not in homes and _holder(self.nesting, covering, alert) is None]
-        pairs = [(alert, _home(self.nesting, covering, alert, homes.get(alert["rule"]))) for alert in alerts]
+            remaining = [alert for alert in remaining if alert["rule"] not in homes
+                         and _holder(self.nesting, self._joinable(covering, alert), alert) is None]
+        pairs = [(alert, _home(self.nesting, self._joinable(covering, alert), alert, homes.get(alert["rule"])))
+                 for alert in alerts]
         return [(alert, home) for alert, home in pairs if home is not None]
+
+    def _joinable(self, incidents: list[dict], alert: dict) -> list[dict]:
+        """The incidents the alert may join: not, for a step in a narrower segment, a decay
+        open for ``SOURCE_JOIN_DAYS`` or more (its headline a decay the day before): a sudden
+        fall on top of a slow one is a failure of its own, paged at its own tier."""
+        if alert["rule"] not in registry.names(STEP):
+            return incidents
+        return [state for state in incidents
+                if state.get("headline_rule") != DecayRule.name or _segment(state) == _segment(alert)
+                or (self.ds - state["opened_ds"]).days < SOURCE_JOIN_DAYS]
 
     def _crossed(self, incidents: list[dict], head: dict, alerts: list[dict]) -> dict | None:
         """The feature's incident in a segment crossing the headline's whose loss today explains

@@ -64,6 +64,8 @@
 --     the series' own prediction: a rest that rose does not raise what it is expected to hold), ratio_sd,
 --     ratio_df, rest_baseline_sd (in coverage units), ratio_weekday_effect (the ratio's, as
 --     weekday_effect);
+--   yesterday_level, yesterday_ratio_level: the day before ds's coverage and ratio to the rest,
+--     at ds's mix, less that day's weekday effect (NULL without that day);
 --   history_min (the lowest coverage of the earlier days of the spread period, counted under
 --     ds's rule, leaving out days below $collapse_share of their median: a collapsed day is
 --     no level) and history_days (how many): a collapse below every earlier day's level;
@@ -98,6 +100,8 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        least(ratio.prediction * today.rest_coverage, 1,
              CASE WHEN ratio.prediction IS NOT NULL THEN own.prediction END) AS rest_baseline,
        ratio.sd AS ratio_sd, ratio.df AS ratio_df, ratio.effect AS ratio_weekday_effect,
+       history.yesterday_coverage - coalesce(own.yesterday_effect, 0) AS yesterday_level,
+       history.yesterday_ratio - coalesce(ratio.yesterday_effect, 0) AS yesterday_ratio_level,
        ratio.sd * today.rest_coverage * ratio.error_factor AS rest_baseline_sd,
        history.history_min, coalesce(history.history_days, 0) AS history_days,
        (coalesce(history.recent_sum, 0) + today.coverage)

@@ -79,6 +79,23 @@ def test_a_paged_incident_s_escalation_pages_though_its_segment_dipped_under_pag
     assert unpaged["event"].to_list() == [None] and "page_min_share" in unpaged["not_paged"][0]
 
 
+def test_a_step_under_a_decay_open_for_days_is_a_failure_of_its_own():
+    # Round 26's crossing 31608 at 150K, redetected with the decay's tier read over two days: a
+    # 48% step of a feature in home, two weeks into its decay in all traffic, joined the decay's
+    # incident at the tier it had and paged no one for three days.
+    decay = alert(rule="decay_vs_reference", severity="high", drop=0.3, threshold=0.55)
+    step = alert(("product_group", "electronics"), severity="high", drop=0.48, rows=1_000)
+    def last_day(days_before: int) -> pl.DataFrame:
+        days = track([([decay], coverage(all=0.42))] * days_before
+                     + [([decay, step], coverage(all=0.40, electronics=0.3))])
+        return days.filter(pl.col("ds") == days["ds"].max()).sort("segment_dim")
+    apart = last_day(4)
+    assert apart.select("segment_value", "event").rows() == [("all", None), ("electronics", "opened")]
+    assert step["alert_id"] in apart.filter(pl.col("segment_value") == "electronics")["alert_ids"][0]
+    together = last_day(1)  # in a decay's first days, one failure showing in two places
+    assert together.select("segment_value").to_series().to_list() == ["all"]
+
+
 def test_the_roll_up_heads_the_largest_drop_when_no_parent_fired():
     electronics = alert(("product_group", "electronics"), drop=0.78, rows=1_000) | {"alert_id": "a"}
     head = alert(("query_band", "head"), drop=0.14, rows=5_000) | {"alert_id": "b"}

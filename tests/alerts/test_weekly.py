@@ -5,7 +5,7 @@ from datetime import date, timedelta
 import polars as pl
 import pytest
 
-from feco.alerts.detect import detect_alerts
+from feco.alerts.detect import alert_inputs, detect_alerts
 from feco.warehouse import open_for_write
 from logbuilder import make_config, write_states
 
@@ -48,3 +48,15 @@ def test_a_weekday_at_weekend_level_is_a_drop_only_once_the_week_is_known(tmp_pa
     row = with_pattern.row(0, named=True)
     assert row["baseline"] == pytest.approx(WEEKDAY, abs=0.005)
     assert row["drop_rel"] == pytest.approx(0.25, abs=0.02)
+
+
+def test_the_day_before_is_read_at_a_usual_weekday_s_level(tmp_path):
+    # A decay's tier reads today's and the day before's levels each as a usual weekday's: on a
+    # Monday, Sunday's 0.30 is the week's mean level once Sunday's effect, not Monday's, is added back.
+    days = [MONDAY + timedelta(days=i) for i in range(36)]  # five weeks and a Monday
+    config = make_config(tmp_path, logs={"features": ["f_dense"]}, coverage={}, segments={"dimensions": []},
+                         alerts={"min_rows": 100})
+    with open_for_write(config.paths.warehouse) as conn:
+        write_states(conn, {ds: usual(ds, i // 7) for i, ds in enumerate(days)})
+        row = alert_inputs(conn, days[-1], alerts=config.alerts).row(0, named=True)
+    assert row["yesterday_level"] == pytest.approx((5 * WEEKDAY + 2 * WEEKEND) / 7, abs=0.005)

@@ -51,7 +51,8 @@ class DecayRule:
     measure = ("7-day average coverage", "below")
     needs_history = True
     statistics = ("observed", "coverage_ma7", "days_in_window", "reference", "reference_days", "rest_reference",
-                  "rest_ratio", "ratio_ma7", "weekday_effect", "ratio_weekday_effect", "noise_sd", "noise_df",
+                  "rest_ratio", "ratio_ma7", "weekday_effect", "ratio_weekday_effect", "yesterday_level",
+                  "yesterday_ratio_level", "noise_sd", "noise_df",
                   "ratio_noise_sd", "ratio_noise_df", "week_var", "ratio_week_var", "wander_weeks", "source",
                   "risen_reference", "risen_rest_reference", "reference_overlap")
 
@@ -75,9 +76,9 @@ class DecayRule:
                 (pl.col("reference_level") * pl.col("scale")).alias("baseline"),
                 (pl.col("decay_sd") * pl.col("scale")).alias("std_error"),
                 ((pl.col("reference_level") - margin) * pl.col("scale")).alias("threshold"),
-                # the tier follows the loss reached: today's level, not the lagging average
+                # the tier follows the loss reached: the last two days' level, not the lagging average
                 pl.max_horizontal(1 - pl.col("average_level") / pl.col("reference_level"),
-                                  1 - pl.col("today_level") / pl.col("reference_level")).alias("severity_drop"),
+                                  1 - pl.col("reached_level") / pl.col("reference_level")).alias("severity_drop"),
             )
             .filter(pl.col("observed") < pl.col("threshold"))
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
@@ -102,9 +103,11 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
         pl.when(by_rest).then(followed("rest_reference", "risen_rest_reference"))
         .otherwise(followed("reference", "risen_reference")).alias("reference_level"),
         pick("ratio_ma7", "coverage_ma7").alias("average_level"),
-        # today's level as a usual weekday's: a decay's tier is not a weekend's dip
-        (pick("rest_ratio", "observed") - pick("ratio_weekday_effect", "weekday_effect").fill_null(0.0))
-        .alias("today_level"),
+        # the level of today and the day before, each as a usual weekday's: a decay's tier is
+        # neither a weekend's dip nor one noisy day (an incident keeps the highest it reached)
+        pl.mean_horizontal(
+            pick("rest_ratio", "observed") - pick("ratio_weekday_effect", "weekday_effect").fill_null(0.0),
+            pick("yesterday_ratio_level", "yesterday_level")).alias("reached_level"),
         pick("ratio_noise_sd", "noise_sd").alias("level_sd"),
         pick("ratio_noise_df", "noise_df").alias("level_df"),
         pick("ratio_week_var", "week_var").alias("level_week_var"),
