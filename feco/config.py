@@ -198,6 +198,9 @@ LogSchema = create_model(
     features=(list[str], Field(min_length=1)),
     **{key: (ColumnName, key) for key in dimensions.by_source()},  # product_group, region, query, ...
     label=(ColumnName, "label"),
+    # A product's id, to compare the same products' coverage a week apart (feco.same_products):
+    # new products turn over, and without it a cohort of them with fewer values reads as a decay.
+    product_id=(ColumnName, "product_id"),
     # Upstream sources: features that come from one place and fail together, by name or by a
     # shell-style pattern (``engagement = ["eng_*"]``). Features of one source that drop on
     # the same day in the same segment are one incident. A feature in no source is its own.

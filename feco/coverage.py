@@ -140,7 +140,7 @@ def counted_rule(feature: str, *, config: Config, references: dict[str, float]) 
     ('> 0', '> reference_median (0.25)')
     """
     rule = config.coverage.rule_for(feature)
-    return str(rule) + (f" ({_threshold(feature, rule, references):.6g})" if rule.reference else "")
+    return str(rule) + (f" ({threshold_of(feature, rule, references):.6g})" if rule.reference else "")
 
 
 def _compiles(schema: pl.Schema, *, config: Config) -> bool:
@@ -184,7 +184,7 @@ def _compiled_counts(conn: duckdb.DuckDBPyConnection, sample: pl.DataFrame | Sam
     for feature in config.logs.features:
         rule = config.coverage.rule_for(feature)
         rules.append(kernel.FeatureRule(None if kinds[feature] == "missing" else feature, rule.op == ">",
-                                        _threshold(feature, rule, references)))
+                                        threshold_of(feature, rule, references)))
     types = _compiled_types()
     texts = [c for source, c in columns.items() if c is not None and types[source] == pl.String]
     read = ["window", *dict.fromkeys([*(c for c in columns.values() if c), *(r.column for r in rules if r.column)])]
@@ -235,8 +235,8 @@ def finest_counts_query(columns: list[str], kinds: dict[str, str], *, ds: date, 
     for index, feature in enumerate(config.logs.features):
         rule = config.coverage.rule_for(feature)
         counts.append(f"count(v{index}) AS p{index}, count_if(v{index} {rule.op} $t{index}) AS c{index}")
-        thresholds[f"t{index}"] = _threshold(feature, rule, references)
-    carried = ['"window"', *_feature_values(kinds, config=config, quote=quote)]
+        thresholds[f"t{index}"] = threshold_of(feature, rule, references)
+    carried = ['"window"', *feature_values(kinds, config=config, quote=quote)]
     segmented, params = row_segments_query(columns, carried, ds=ds, config=config, quote=quote)
     statement = (sql("coverage/finest_counts").replace("{dimensions}", ", ".join(SEGMENT_DIMENSIONS))
                  .replace("{row_segments}", segmented.rstrip().rstrip(";"))
@@ -338,7 +338,7 @@ def _segment_sources(available: list[str], *, config: Config, quote) -> dict[str
     return selected
 
 
-def _feature_values(kinds: dict[str, str], *, config: Config, quote) -> list[str]:
+def feature_values(kinds: dict[str, str], *, config: Config, quote) -> list[str]:
     """The features as v0..vN, NaN as NULL."""
     values = []
     for index, feature in enumerate(config.logs.features):
@@ -436,7 +436,7 @@ def band_history_like(history: pl.DataFrame | None, query_type: pl.DataType) -> 
     return history.select(pl.col("query").cast(query_type), pl.col("n").cast(pl.Int64))
 
 
-def _threshold(feature: str, rule: CoverageRule, references: dict[str, float]) -> float:
+def threshold_of(feature: str, rule: CoverageRule, references: dict[str, float]) -> float:
     if rule.reference is None:
         return rule.threshold
     if feature not in references:

@@ -45,6 +45,7 @@ ROWS_FILE = "part-0.parquet"
 WINDOWS_FILE = "_windows.parquet"
 STATES_FILE = "_coverage_states.parquet"
 STATUS_FILE = "_feature_status.parquet"
+SAME_PRODUCTS_FILE = "_same_products.parquet"
 QUERY_EVENTS_FILE = "_query_events.parquet"
 OWNER_FILE = "_feco_warehouse"
 DAY_FOLDER = re.compile(r"ds=\d{4}-\d{2}-\d{2}")
@@ -171,14 +172,18 @@ class SampleFiles:
         table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
         return dict(zip(columns, table.columns))
 
-    def register(self, conn: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None) -> None:
-        """The rows as the relation ``sample_rows`` of ``conn``: local files through DuckDB's own
-        Parquet reader (the fastest here; it reads only the columns a query uses), files
-        elsewhere a batch at a time through pyarrow (only ``columns``, if given)."""
+    def register(self, conn: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None,
+                 name: str = "sample_rows", scanned_twice: bool = False) -> None:
+        """The rows as the relation ``name`` (``sample_rows``) of ``conn``: local files through
+        DuckDB's own Parquet reader (the fastest here; it reads only the columns a query uses),
+        files elsewhere a batch at a time through pyarrow (only ``columns``, if given), or read
+        into memory first where the query reads the relation twice (a stream is read once)."""
         if self.is_local:
-            conn.sql(sql("coverage/sample_rows"), params={"files": self.files}).create_view("sample_rows")
+            conn.sql(sql("coverage/sample_rows"), params={"files": self.files}).create_view(name)
+        elif scanned_twice:
+            conn.register(name, self.read(columns).to_arrow())
         else:
-            conn.register("sample_rows", self.batches(columns))
+            conn.register(name, self.batches(columns))
 
     def read(self, columns: list[str] | None = None) -> pl.DataFrame:
         """The rows (or ``columns``) in memory."""

@@ -29,12 +29,20 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from feco import sampling, storage
+from feco import same_products, sampling, storage
 from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, first_window, reference_statistics
 from feco.errors import DataError, UsageError
 from feco.locking import run_lock
-from feco.sample_folder import STATES_FILE, STATUS_FILE, WINDOWS_FILE, is_sampled, read_sample, sample_files
+from feco.sample_folder import (
+    SAME_PRODUCTS_FILE,
+    STATES_FILE,
+    STATUS_FILE,
+    WINDOWS_FILE,
+    is_sampled,
+    read_sample,
+    sample_files,
+)
 from feco.sources import source_for
 from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
@@ -139,10 +147,11 @@ def sample_reference(ds: date | str, config: Config | str | None = None) -> dict
 def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict:
     """Count coverage states from the day's sample files (streaming) and stage them beside it;
     in a warehouse's first ``band_days`` days, count again the days of them staged before
-    (they share the query bands of all of them sampled so far: feco.coverage.first_window).
+    (they share the query bands of all of them sampled so far: feco.coverage.first_window);
+    and the same products' coverage on the day and a week before (feco.same_products).
 
-    Reads the day's samples (and, with ``band_days``, the other days of its band window) and
-    the stored reference statistics; writes only the staged files.
+    Reads the day's samples (and, with ``band_days``, the other days of its band window, and
+    the day a week before) and the stored reference statistics; writes only the staged files.
     """
     references = _stored_references(config)
     missing = _wanted_references(config).keys() - references.keys()
@@ -155,9 +164,12 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     restated = _restated_days(ds, config)
     for day in restated:
         _stage_states(day, config, references)
+    same, not_counted = same_products.counts(ds, config=config, references=references)
+    storage.write_parquet(same, storage.join(partition_dir(config.paths.samples, ds), SAME_PRODUCTS_FILE))
     missing = status.filter(pl.col("status") != "ok").get_column("feature").to_list()
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing,
-            "restated": [day.isoformat() for day in restated]}
+            "restated": [day.isoformat() for day in restated],
+            "same_products": same.height if not_counted is None else f"not counted: {not_counted}"}
 
 
 def _stage_states(ds: date, config: Config, references: dict[str, float]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -210,6 +222,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     from feco.ranker.daily import score_day
 
     windows, states, status = _staged(ds, config)
+    same = _staged_same_products(ds, config)
     run = pl.DataFrame({
         "ds": [ds],
         "published_at": [datetime.now(UTC)],
@@ -220,7 +233,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     })
     with open_configured(config) as conn, transaction(conn):
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
-                               "feature_status": status, "runs": run})
+                               "feature_status": status, "same_products": same, "runs": run})
         restated = _republish_restated(conn, ds, config)
         ranker = score_day(conn, ds, config=config)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
@@ -248,6 +261,12 @@ def _staged(ds: date, config: Config) -> tuple[pl.DataFrame, pl.DataFrame, pl.Da
     windows, states, status = (storage.read_parquet(p) for p in staged.values())
     # "window" is a keyword in SQL: the warehouse's tables name the column window_index
     return windows.rename({"window": "window_index"}), states.rename({"window": "window_index"}), status
+
+
+def _staged_same_products(ds: date, config: Config) -> pl.DataFrame:
+    """The same products' counts compute_coverage staged (none from a release before them)."""
+    path = storage.join(partition_dir(config.paths.samples, ds), SAME_PRODUCTS_FILE)
+    return storage.read_parquet(path) if storage.exists(path) else same_products.empty()
 
 
 @exclusive

@@ -486,7 +486,25 @@ def _rules_that_cannot_run(conn, config, *, days: int) -> list[str]:
         warnings.append(f"decay: its reference period {reference.start} to {reference.end} has "
                         f"{held} days in the warehouse with {settings.min_rows:,}+ sampled rows; "
                         f"it needs {needed} ([alerts.decay] reference)")
+    warnings += _same_products_not_counted(conn, config, days=days)
     return warnings
+
+
+def _same_products_not_counted(conn, config, *, days: int) -> list[str]:
+    """Whether the decay rule judges product-age segments without their own products' change
+    (feco.same_products): a cohort of new products with fewer values then reads as a decay."""
+    from feco import same_products
+    from feco.warehouse import named_query
+
+    segments = config.segments.names()
+    if days <= same_products.LAG_DAYS or not any((d,) in segments for d in same_products.DIMENSIONS):
+        return []
+    if named_query(conn, "same_products_counted").item():
+        return []
+    return [f"decay: product-age segments are judged without the same products' coverage a week apart "
+            f"(none counted on the last day: it needs [logs] product_id, '{config.logs.product_id}', in the logs, "
+            f"and the day {same_products.LAG_DAYS} days before sampled): a cohort of new products with fewer "
+            "values reads as a decay"]
 
 
 def _alerts(args: argparse.Namespace) -> int:

@@ -84,7 +84,10 @@
 --     $follow_relative of it and $follow_absolute (the ratio's by the relative margin), and
 --     the day the first such run ended (the reference follows from then on);
 --   history_overlap, reference_overlap: for all traffic and the product-age segments, the share
---     of ds's rows in age bands the baseline days' (the reference days') mix holds too.
+--     of ds's rows in age bands the baseline days' (the reference days') mix holds too;
+--   same_products_loss, same_products_sd, same_products_days: for the product-age segments,
+--     the coverage the same products lost since the reference beyond their usual change
+--     (same_product_loss: a cohort of new products turning over loses none).
 SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        today.coverage AS observed, today.missing_share,
        window_spread.windows, window_spread.std_error, window_spread.window_coverages,
@@ -113,7 +116,9 @@ SELECT today.feature, today.segment_dim, today.segment_value, today.n_rows,
        reference.reference * coalesce(reference_mix.factor, 1) AS reference, reference.reference_days,
        reference.rest_reference * coalesce(reference_mix.factor / reference_mix.rest_factor, 1) AS rest_reference,
        risen.risen_reference, risen.risen_rest_reference, risen.risen_since,
-       age_overlap.history_overlap, age_overlap.reference_overlap
+       age_overlap.history_overlap, age_overlap.reference_overlap,
+       same_product_loss.same_products_loss, same_product_loss.same_products_sd,
+       same_product_loss.same_products_days
 FROM recent AS today
 JOIN window_spread USING (feature, segment_dim, segment_value)
 LEFT JOIN predicted AS own
@@ -131,5 +136,6 @@ LEFT JOIN reference USING (feature, segment_dim, segment_value)
 LEFT JOIN reference_mix USING (feature, segment_dim, segment_value)
 LEFT JOIN risen USING (feature, segment_dim, segment_value)
 LEFT JOIN age_overlap USING (feature, segment_dim, segment_value)
+LEFT JOIN same_product_loss USING (feature, segment_dim, segment_value)
 WHERE today.ds = $ds
 ORDER BY today.feature, today.segment_dim, today.segment_value;

@@ -32,13 +32,15 @@ def inputs(**columns) -> pl.DataFrame:
                 "rest_baseline": None, "rest_baseline_sd": None,
                 "missing_sd": None, "missing_df": None, "source": None,
                 "history_overlap": None, "reference_overlap": None, "history_min": None, "history_days": 7,
-                "risen_reference": None, "risen_rest_reference": None}
+                "risen_reference": None, "risen_rest_reference": None, "same_products_loss": None,
+                "same_products_sd": None}
     n = max(len(v) if isinstance(v, list) else 1 for v in columns.values()) if columns else 1
     data = {k: (v if isinstance(v, list) and k != "window_coverages" or (k == "window_coverages" and len(v) == n)
                 else [v] * n) for k, v in {**defaults, **columns}.items()}
     floats = ["rest_baseline", "rest_baseline_sd", "rest_reference", "ratio_ma7", "rest_ratio", "ratio_noise_sd",
               "ratio_noise_df", "ratio_week_var", "week_var", "noise_sd", "baseline_sd", "missing_sd", "missing_df",
-              "history_overlap", "reference_overlap", "history_min", "risen_reference", "risen_rest_reference"]
+              "history_overlap", "reference_overlap", "history_min", "risen_reference", "risen_rest_reference",
+              "same_products_loss", "same_products_sd"]
     return pl.DataFrame(data, strict=False).with_columns(pl.col(floats).cast(pl.Float64))
 
 
@@ -169,6 +171,17 @@ def test_a_segment_decays_against_the_rest_of_traffic():
     fr = fired.row(1, named=True)
     assert fr["observed"] == pytest.approx(0.40) and fr["baseline"] == pytest.approx(0.5)  # at its usual ratio
     assert "rest of traffic" in fr["against"]
+
+
+def test_new_products_that_turn_over_decay_only_where_their_own_products_lost_coverage():
+    # Held-out round 27 (ltr 80670, both volumes): new products' coverage went 0.88 -> 0.63 over
+    # five weeks as the catalogue renewed a cohort low in the feature; the products sampled a
+    # week apart held theirs (loss 0.00). An injected decay there shows on its own products
+    # (0.09 of 0.10); a decay where they are not counted (NULL) is judged as before.
+    frame = inputs(segment_dim="product_age", segment_value="new", coverage_ma7=0.40, reference=0.5,
+                   reference_days=14, noise_sd=0.01, feature=["cohort", "failing", "uncounted", "noisy"],
+                   same_products_loss=[0.0, 0.09, None, 0.09], same_products_sd=[0.005, 0.01, None, 0.05])
+    assert DecayRule().detect(frame, Alerts(), ALPHA_3SD)["feature"].to_list() == ["failing", "uncounted"]
 
 
 def test_a_decays_tier_follows_the_loss_it_has_reached_not_its_lagging_average():

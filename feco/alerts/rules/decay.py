@@ -31,6 +31,15 @@ A rise is not a failure: where a series held above its reference by both margins
 ``follow_days`` days in a row (a launch, a rollout filling in, a region's data arriving), its
 reference follows it up to the latest such run's level (``risen_reference``; ``feco status``
 names the series whose reference moved, and when).
+
+A product-age segment's products turn over: today's new products are not last month's, and a
+cohort of them with fewer values lowers its coverage with no product's data changing. Where
+the same products' coverage a week apart is counted (``feco.same_products``, with ``[logs]
+product_id``), a decay there must also show on its own products: the coverage they lost since
+the reference beyond their usual change (new products gain engagement as they age) must be at
+least ``SAME_PRODUCTS_SHARE`` of the segment's loss and twice its own sd. A failure hitting only
+the products that arrive after it (an ingestion job for new products) loses nothing on the
+products it finds and is left to the drop rule and the youngest age band.
 """
 
 from __future__ import annotations
@@ -42,6 +51,10 @@ from feco.alerts.rules import COSTED, COVERAGE, OWN_HISTORY, coverage_line, drop
 from feco.config import Alerts
 
 AGAINST_REST = "its usual ratio to the rest of traffic in the reference period"
+# The share of a product-age segment's loss its own products must show (above), and by how many
+# of its sds: a failure shows on the products it finds (all of the loss but the days' noise).
+SAME_PRODUCTS_SHARE = 0.5
+SAME_PRODUCTS_SDS = 2.0
 
 
 class DecayRule:
@@ -54,7 +67,8 @@ class DecayRule:
                   "rest_ratio", "ratio_ma7", "weekday_effect", "ratio_weekday_effect", "yesterday_level",
                   "yesterday_ratio_level", "noise_sd", "noise_df",
                   "ratio_noise_sd", "ratio_noise_df", "week_var", "ratio_week_var", "wander_weeks", "source",
-                  "risen_reference", "risen_rest_reference", "reference_overlap")
+                  "risen_reference", "risen_rest_reference", "reference_overlap", "same_products_loss",
+                  "same_products_sd")
 
     def detect(self, inputs: pl.DataFrame, settings: Alerts, alpha: float) -> pl.DataFrame:
         rule = settings.decay
@@ -80,7 +94,7 @@ class DecayRule:
                 pl.max_horizontal(1 - pl.col("average_level") / pl.col("reference_level"),
                                   1 - pl.col("reached_level") / pl.col("reference_level")).alias("severity_drop"),
             )
-            .filter(pl.col("observed") < pl.col("threshold"))
+            .filter((pl.col("observed") < pl.col("threshold")) & _on_own_products())
             .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
         )
         return fired(firing, self.name)
@@ -116,6 +130,14 @@ def _series(inputs: pl.DataFrame, *, against_rest: bool) -> pl.DataFrame:
         pl.when(by_rest).then(pl.lit(AGAINST_REST)).alias("against"),
     )
     return series.with_columns(_wander()).with_columns(_decay_spread())
+
+
+def _on_own_products() -> pl.Expr:
+    """The segment's loss shows on its own products, where they are counted (module doc)."""
+    loss = pl.col("baseline") - pl.col("observed")
+    shown = pl.col("same_products_loss") >= pl.max_horizontal(
+        loss * SAME_PRODUCTS_SHARE, pl.col("same_products_sd").fill_null(0.0) * SAME_PRODUCTS_SDS)
+    return shown.fill_null(True)
 
 
 def followed(reference: str, risen: str) -> pl.Expr:
