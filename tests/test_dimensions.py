@@ -128,5 +128,7 @@ def test_every_declared_source_is_a_logs_column_in_the_digests_order():
     assert {d.kind for d in dimensions.DIMENSIONS} <= {dimensions.COLUMN, dimensions.QUERY_BAND,
                                                        dimensions.PRODUCT_AGE, dimensions.AGE_BAND}
     assert all(config.LogSchema.model_fields[key].default == key for key in sources)
-    # the config's digest hashes the fields in order: the keys stay where they were before the declaration
-    assert list(config.LogSchema.model_fields) == ["timestamp", "event_id", "features", *sources, "label", "sources"]
+    # the config's digest hashes the fields in order: the keys stay where they were before the
+    # declaration (product_id, not a segment's source, came later)
+    assert list(config.LogSchema.model_fields) == ["timestamp", "event_id", "features", *sources, "label", "product_id",
+                                                   "sources"]

@@ -24,13 +24,13 @@ import pytest
 
 from feco import storage, tasks
 from feco.cli import main
-from feco.sample_folder import STATES_FILE, STATUS_FILE
+from feco.sample_folder import SAME_PRODUCTS_FILE, STATES_FILE, STATUS_FILE
 from feco.sampling.day_folder import recover_samples
 from logbuilder import make_events, write_config_file, write_logs
 
 DAY = date(2026, 3, 2)
 NEXT = DAY + timedelta(days=1)
-STAGED = (STATES_FILE, STATUS_FILE)  # the coverage step's output: rows in no fixed order
+STAGED = (STATES_FILE, STATUS_FILE, SAME_PRODUCTS_FILE)  # the coverage step's output: rows in no fixed order
 # Every file operation of a run, by where it is looked up.
 OPERATIONS = [(storage, "write_parquet"), (storage, "remove"), (storage, "write_text"), (Path, "rename")]
 
