@@ -5,10 +5,10 @@ cohort of products whose values are mostly zero (a batch with no engagement yet,
 query-normalised minima) moves the segment's coverage with no product's data changing. A
 failure changes the products' own values: the products sampled both today and ``LAG_DAYS``
 before lose coverage between the two days. These counts (stored, the ratios derived) let the
-decay rule tell the two apart (``sql/queries/alert_inputs/same_products.sql``).
+decay rule tell the two apart (``sql/queries/alert_inputs/same_product_loss.sql``).
 
 Counted only where the logs carry ``[logs] product_id`` and the day ``LAG_DAYS`` before was
-sampled; a segment whose product is on one day only is not counted.
+sampled; a product sampled on one of the two days only is not in them.
 """
 
 from __future__ import annotations
