@@ -63,3 +63,5 @@ def test_new_products_decay_only_where_the_same_products_lost_coverage(tmp_path,
     assert new["same_products_loss"] == pytest.approx(0.21 if own_products_fall else 0.0, abs=0.02)
     assert new["same_products_days"] == 7  # the reference's days 7-13
     assert decays.filter(segment_value="new")["feature"].to_list() == ["f_dense"] * own_products_fall
+    if own_products_fall:  # the page says why it is believed
+        assert "its products sampled a week apart lost 21." in decays.filter(segment_value="new")["detail"].item()

@@ -95,7 +95,7 @@ class DecayRule:
                                   1 - pl.col("reached_level") / pl.col("reference_level")).alias("severity_drop"),
             )
             .filter((pl.col("observed") < pl.col("threshold")) & _on_own_products())
-            .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")))
+            .with_columns(*drop_columns(pl.col("observed"), pl.col("baseline")), _own_products_said())
         )
         return fired(firing, self.name)
 
@@ -138,6 +138,16 @@ def _on_own_products() -> pl.Expr:
     shown = pl.col("same_products_loss") >= pl.max_horizontal(
         loss * SAME_PRODUCTS_SHARE, pl.col("same_products_sd").fill_null(0.0) * SAME_PRODUCTS_SDS)
     return shown.fill_null(True)
+
+
+def _own_products_said() -> pl.Expr:
+    """The baseline's words, with what the segment's own products lost where counted: the
+    reader of a page sees why a product-age segment's decay is not its products turning over."""
+    points = (pl.col("same_products_loss") * 100).round(1)
+    return (pl.when(pl.col("same_products_loss").is_not_null())
+            .then(pl.format("{}; its products sampled a week apart lost {} points of it",
+                            pl.col("against").fill_null("the reference period"), points))
+            .otherwise(pl.col("against")).alias("against"))
 
 
 def followed(reference: str, risen: str) -> pl.Expr:
