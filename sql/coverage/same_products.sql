@@ -1,6 +1,7 @@
 -- same_products: per product-age segment, the coverage of the products sampled both on a day
--- and $lag_days before it, on each of the two days (the rows of the same products: a
--- segment whose products turn over keeps its coverage on them unless their data changed).
+-- and LAG_DAYS (feco.same_products) before it, on each of the two days (the rows of the same
+-- products: a segment whose products turn over keeps its coverage on them unless their data
+-- changed).
 -- Inputs: the rows of row_segments.sql over the day's `sample_rows` (its text fills the
 -- row_segments placeholder), carrying product_key and the features as v0..vN; the relation
 -- `earlier_sample_rows`, the earlier day's rows, read through the earlier_columns placeholder
