@@ -44,6 +44,7 @@ from feco.sample_folder import (
     sample_files,
 )
 from feco.sources import source_for
+from feco.sources.logfiles import not_measured
 from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
@@ -212,7 +213,7 @@ def _engine(config: Config):
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day in the warehouse, in one transaction: its staged sample summary and
-    coverage states, the served order's and the serving model's scores of its sample, the NDCG
+    coverage states, the optional log columns its logs lack, the served order's and the serving model's scores of its sample, the NDCG
     its coverage puts at risk, and the alerts, incidents and costs detected on them. A reader,
     and a run killed at any point, see the previous day or the complete new one; never new
     coverage beside the previous run's alerts. In a warehouse's first ``band_days`` days the
@@ -233,7 +234,8 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     })
     with open_configured(config) as conn, transaction(conn):
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
-                               "feature_status": status, "same_products": same, "runs": run})
+                               "feature_status": status, "same_products": same, "runs": run,
+                               "columns_absent": _columns_absent(ds, config)})
         restated = _republish_restated(conn, ds, config)
         ranker = score_day(conn, ds, config=config)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
@@ -241,6 +243,14 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
             "restated": [day.isoformat() for day in restated], "ranker": ranker, "ndcg_at_risk": at_risk,
             "alerts": alerts}
+
+
+def _columns_absent(ds: date, config: Config) -> pl.DataFrame:
+    """The day's ``columns_absent`` rows: the optional log columns its sample lacks."""
+    absent = not_measured(sample_files(ds, config.paths.samples).schema, config=config)
+    return pl.DataFrame({"ds": [ds] * len(absent), "config_key": [o.key for o in absent],
+                         "column_name": [o.column for o in absent]},
+                        schema={"ds": pl.Date, "config_key": pl.String, "column_name": pl.String})
 
 
 def _republish_restated(conn, ds: date, config: Config) -> list[date]:
@@ -346,8 +356,9 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
     """Train the reference ranker valid from ``ds`` on the sampled days before it.
 
     With ``when_due`` (the scheduled DAG) it trains only when the model that would score
-    ``ds`` is missing or ``ranker.retrain_days`` old, and once all ``ranker.reference_days``
-    days before ``ds`` are sampled; otherwise it returns why it did not.
+    ``ds`` is missing or ``ranker.retrain_days`` old, once all ``ranker.reference_days``
+    days before ``ds`` are sampled and while the logs have a label; otherwise it returns why
+    it did not.
     """
     from feco.ranker.daily import sampled_days_before, train_reference
     from feco.ranker.store import current_model
@@ -356,12 +367,15 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
         with open_configured(config) as conn:
             model = current_model(conn, ds)
         age = (ds - model["valid_from"]).days if model else None
-        sampled = len(sampled_days_before(ds, config))
+        sampled = sampled_days_before(ds, config)
         if age is not None and age < config.ranker.retrain_days:
             return {"ds": ds.isoformat(), "trained": False, "why": f"model {model['version']} is {age} days old"}
-        if sampled < config.ranker.reference_days:
+        if len(sampled) < config.ranker.reference_days:
             return {"ds": ds.isoformat(), "trained": False,
-                    "why": f"{sampled} of {config.ranker.reference_days} reference days sampled"}
+                    "why": f"{len(sampled)} of {config.ranker.reference_days} reference days sampled"}
+        if config.logs.label not in sample_files(sampled[-1], config.paths.samples).schema:
+            return {"ds": ds.isoformat(), "trained": False,
+                    "why": f"the logs have no label column '{config.logs.label}' ([logs] label) to train on"}
     return {"ds": ds.isoformat(), "trained": True} | train_reference(ds, config)
 
 
