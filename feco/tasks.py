@@ -17,6 +17,7 @@ through here too, so every write holds the run lock: the paper's experiments
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import os
@@ -32,7 +33,7 @@ import polars as pl
 from feco import same_products, sampling, storage
 from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, first_window, reference_statistics
-from feco.errors import DataError, UsageError
+from feco.errors import ConfigError, DataError, UsageError
 from feco.locking import run_lock
 from feco.sample_folder import (
     SAME_PRODUCTS_FILE,
@@ -44,7 +45,7 @@ from feco.sample_folder import (
     sample_files,
 )
 from feco.sources import source_for
-from feco.sources.logfiles import not_measured
+from feco.sources.logfiles import RESERVED_COLUMNS, not_measured
 from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
@@ -151,9 +152,14 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     (they share the query bands of all of them sampled so far: feco.coverage.first_window);
     and the same products' coverage on the day and a week before (feco.same_products).
 
+    A configured feature the day's logs lack is counted as never present (an incident), once
+    the warehouse has found it on another day; before that it is a config error, with the
+    logs' nearest column (a typo, or a column not logged yet, is no incident to page).
+
     Reads the day's samples (and, with ``band_days``, the other days of its band window, and
     the day a week before) and the stored reference statistics; writes only the staged files.
     """
+    _refuse_features_never_found(ds, config)
     references = _stored_references(config)
     missing = _wanted_references(config).keys() - references.keys()
     if missing:
@@ -171,6 +177,25 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing,
             "restated": [day.isoformat() for day in restated],
             "same_products": same.height if not_counted is None else f"not counted: {not_counted}"}
+
+
+def _refuse_features_never_found(ds: date, config: Config) -> None:
+    """A ConfigError for the configured features that neither the day's logs nor those of any
+    other day in the warehouse hold, each with the logs' nearest column name."""
+    columns = [c for c in sample_files(ds, config.paths.samples).schema if c not in RESERVED_COLUMNS]
+    absent = [f for f in config.logs.features if f not in columns]
+    if not absent:
+        return
+    found = set()
+    if config.paths.warehouse.exists():
+        with read_configured(config) as conn:
+            found = set(named_query(conn, "features_found", {"features": absent, "ds": ds})["feature"])
+    never = [f for f in absent if f not in found]
+    if never:
+        named = "; ".join(f"'{f}'" + "".join(f" (did you mean '{m}'?)" for m in difflib.get_close_matches(f, columns, n=1))
+                          for f in never)
+        raise ConfigError(f"[logs] features in {config.source} names columns the logs do not have on {ds}, nor on any "
+                          f"other day the warehouse holds: {named}")
 
 
 def _stage_states(ds: date, config: Config, references: dict[str, float]) -> tuple[pl.DataFrame, pl.DataFrame]:

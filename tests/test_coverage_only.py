@@ -16,7 +16,7 @@ from feco import tasks
 from feco.cli import main
 from feco.config import load_config
 from feco.warehouse import fetch
-from logbuilder import FEATURES, make_events, write_logs
+from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -93,6 +93,16 @@ def test_an_optional_column_the_config_names_must_be_in_the_logs(tmp_path, capsy
     err = capsys.readouterr().err
     assert f"column '{column}' not in the logs" in err and f"[{section}] {column} in {config}" in err
     assert "leave the key out" in err
+
+
+def test_a_feature_the_logs_never_held_is_a_config_error_with_the_nearest_column(tmp_path, capsys):
+    write_logs(tmp_path / "logs", make_events(DAY, events=300))
+    config = write_config_file(tmp_path, features=["f_dense", "f_sparce", "f_signed"])
+    assert main(["run", "--ds", str(DAY), "--config", str(config)]) == 2  # a usage error: nothing paged
+    err = capsys.readouterr().err
+    assert err.startswith("feco: error: [logs] features") and err.count("\n") == 1
+    assert "'f_sparce' (did you mean 'f_sparse'?)" in err
+
 
 
 def test_the_template_leaves_each_optional_column_out_and_says_what_it_turns_on():
