@@ -159,7 +159,19 @@ def check_columns(columns: pl.Schema, source: str, *, config: Config) -> None:
 
 def not_measured(columns: Iterable[str], *, config: Config) -> list[OptionalColumn]:
     """The optional columns (``Config.optional_columns``) not among ``columns``: what feco
-    does not measure on these logs."""
+    does not measure on these logs.
+
+    Examples
+    --------
+    Logs with a label but neither the served position nor a product id:
+
+    >>> from pathlib import Path
+    >>> from feco.config import parse_config
+    >>> config = parse_config({"paths": {"logs": "l", "samples": "s", "warehouse": "w.duckdb"},
+    ...                        "logs": {"features": ["f"]}}, source=Path("/tmp/feco.toml"))
+    >>> [(o.key, o.column) for o in not_measured(["event_ts", "event_id", "f", "label"], config=config)]
+    [('[ranker] position', 'position'), ('[logs] product_id', 'product_id')]
+    """
     present = set(columns)
     return [optional for optional in config.optional_columns() if optional.column not in present]
 
