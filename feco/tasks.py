@@ -192,7 +192,8 @@ def _refuse_features_never_found(ds: date, config: Config) -> None:
             found = set(named_query(conn, "features_found", {"features": absent, "ds": ds})["feature"])
     never = [f for f in absent if f not in found]
     if never:
-        named = "; ".join(f"'{f}'" + "".join(f" (did you mean '{m}'?)" for m in difflib.get_close_matches(f, columns, n=1))
+        named = "; ".join(f"'{f}'" + "".join(f" (did you mean '{close}'?)"
+                                             for close in difflib.get_close_matches(f, columns, n=1))
                           for f in never)
         raise ConfigError(f"[logs] features in {config.source} names columns the logs do not have on {ds}, nor on any "
                           f"other day the warehouse holds: {named}")
@@ -238,12 +239,13 @@ def _engine(config: Config):
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day in the warehouse, in one transaction: its staged sample summary and
-    coverage states, the optional log columns its logs lack, the served order's and the serving model's scores of its sample, the NDCG
-    its coverage puts at risk, and the alerts, incidents and costs detected on them. A reader,
-    and a run killed at any point, see the previous day or the complete new one; never new
-    coverage beside the previous run's alerts. In a warehouse's first ``band_days`` days the
-    coverage states of the published days of them are replaced too, as the coverage step
-    counted them again with the day's query bands (their alerts stay as detected)."""
+    coverage states, the optional log columns its logs lack, the served order's and the
+    serving model's scores of its sample, the NDCG its coverage puts at risk, and the alerts,
+    incidents and costs detected on them. A reader, and a run killed at any point, see the
+    previous day or the complete new one; never new coverage beside the previous run's alerts.
+    In a warehouse's first ``band_days`` days the coverage states of the published days of them
+    are replaced too, as the coverage step counted them again with the day's query bands (their
+    alerts stay as detected)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 

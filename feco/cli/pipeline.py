@@ -424,8 +424,8 @@ def _ndcg_status(conn, *, last_ds) -> str | None:
     if last_ds is None:
         return None
     found = named_query(conn, "ndcg_at_risk_status", {"ds": last_ds}).row(0, named=True)
-    served = ("no served NDCG that day (it needs the logs' [logs] label and [ranker] position columns)" if found["served_ndcg8"] is None
-              else f"served NDCG@8 {found['served_ndcg8']:.4f}" + (
+    served = ("no served NDCG that day (it needs the logs' [logs] label and [ranker] position columns)"
+              if found["served_ndcg8"] is None else f"served NDCG@8 {found['served_ndcg8']:.4f}" + (
                   "" if found["model_ndcg8"] is None else f", model {found['model_ndcg8']:.4f}"))
     if found["d_ndcg8"] is None:
         risk = "not measured (no model serving the day, or no clean day before it to replay)"
