@@ -16,7 +16,7 @@ import re
 import tomllib
 from datetime import date, time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -39,6 +39,15 @@ DEFAULT_CONFIG = Path("configs/feco.toml")
 MINUTES_PER_DAY = 24 * 60
 SEGMENT_DIMENSIONS = dimensions.names()  # declared in feco.dimensions
 Dimension = Literal[SEGMENT_DIMENSIONS]
+# The log columns coverage, its alerts and the report run without, and what each turns on:
+# (section, key, what is measured only with it). Each key defaults to a column of its own name.
+OPTIONAL_COLUMNS = (
+    ("logs", "label", "the NDCG of the served order and of the ranker (the reference ranker trains on the label), "
+                      "the NDCG at risk and incidents ranked by cost"),
+    ("ranker", "position", "the NDCG of the served order"),
+    ("logs", "product_id", "the same products' coverage a week apart, which the decay rule weighs in product-age "
+                           "segments"),
+)
 
 
 # Strict: TOML has types, so `windows = "8"` is a mistake to report, not a string to coerce.
@@ -636,6 +645,13 @@ class Spark(_Model):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
+class OptionalColumn(NamedTuple):
+    key: str  # as a user writes it: "[logs] label"
+    column: str
+    named: bool  # the config names it (rather than leaving it to its default)
+    turns_on: str  # what is measured only with it
+
+
 class Config(_Model):
     moving_average_days: Annotated[int, Field(ge=1, le=366)] = 7
     # Where the day is sampled: in this process, or on Spark, a window to a task running the
@@ -652,6 +668,13 @@ class Config(_Model):
     ranker: Ranker = Field(default_factory=Ranker)
     airflow: AirflowTasks = Field(default_factory=AirflowTasks)
     source: Path = Field(default=Path("<memory>"), exclude=True)
+
+    def optional_columns(self) -> list[OptionalColumn]:
+        """The log columns of OPTIONAL_COLUMNS as configured: one the config names must be in
+        the logs; one left to its default name is used where the logs have it."""
+        return [OptionalColumn(f"[{section}] {key}", getattr(getattr(self, section), key),
+                               key in getattr(self, section).model_fields_set, turns_on)
+                for section, key, turns_on in OPTIONAL_COLUMNS]
 
     def decay_reference(self) -> ReferencePeriod | None:
         """The frozen reference period the decay rule compares against: its own, else coverage's."""

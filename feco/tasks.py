@@ -17,6 +17,7 @@ through here too, so every write holds the run lock: the paper's experiments
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import os
@@ -32,7 +33,7 @@ import polars as pl
 from feco import same_products, sampling, storage
 from feco.config import Config, load_config
 from feco.coverage import band_history, compute_states, day_events, first_window, reference_statistics
-from feco.errors import DataError, UsageError
+from feco.errors import ConfigError, DataError, UsageError
 from feco.locking import run_lock
 from feco.sample_folder import (
     SAME_PRODUCTS_FILE,
@@ -44,6 +45,7 @@ from feco.sample_folder import (
     sample_files,
 )
 from feco.sources import source_for
+from feco.sources.logfiles import RESERVED_COLUMNS, not_measured
 from feco.storage import partition_dir
 from feco.warehouse import named_query, open_configured, publish_day, read_configured, replace_rows, transaction
 
@@ -150,9 +152,14 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     (they share the query bands of all of them sampled so far: feco.coverage.first_window);
     and the same products' coverage on the day and a week before (feco.same_products).
 
+    A configured feature the day's logs lack is counted as never present (an incident), once
+    the warehouse has found it on another day; before that it is a config error, with the
+    logs' nearest column (a typo, or a column not logged yet, is no incident to page).
+
     Reads the day's samples (and, with ``band_days``, the other days of its band window, and
     the day a week before) and the stored reference statistics; writes only the staged files.
     """
+    _refuse_features_never_found(ds, config)
     references = _stored_references(config)
     missing = _wanted_references(config).keys() - references.keys()
     if missing:
@@ -170,6 +177,26 @@ def compute_coverage(ds: date | str, config: Config | str | None = None) -> dict
     return {"ds": ds.isoformat(), "states": states.height, "missing_features": missing,
             "restated": [day.isoformat() for day in restated],
             "same_products": same.height if not_counted is None else f"not counted: {not_counted}"}
+
+
+def _refuse_features_never_found(ds: date, config: Config) -> None:
+    """A ConfigError for the configured features that neither the day's logs nor those of any
+    other day in the warehouse hold, each with the logs' nearest column name."""
+    columns = [c for c in sample_files(ds, config.paths.samples).schema if c not in RESERVED_COLUMNS]
+    absent = [f for f in config.logs.features if f not in columns]
+    if not absent:
+        return
+    found = set()
+    if config.paths.warehouse.exists():
+        with read_configured(config) as conn:
+            found = set(named_query(conn, "features_found", {"features": absent, "ds": ds})["feature"])
+    never = [f for f in absent if f not in found]
+    if never:
+        named = "; ".join(f"'{f}'" + "".join(f" (did you mean '{close}'?)"
+                                             for close in difflib.get_close_matches(f, columns, n=1))
+                          for f in never)
+        raise ConfigError(f"[logs] features in {config.source} names columns the logs do not have on {ds}, nor on any "
+                          f"other day the warehouse holds: {named}")
 
 
 def _stage_states(ds: date, config: Config, references: dict[str, float]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -212,12 +239,13 @@ def _engine(config: Config):
 @exclusive
 def publish(ds: date | str, config: Config | str | None = None) -> dict:
     """Replace the day in the warehouse, in one transaction: its staged sample summary and
-    coverage states, the served order's and the serving model's scores of its sample, the NDCG
-    its coverage puts at risk, and the alerts, incidents and costs detected on them. A reader,
-    and a run killed at any point, see the previous day or the complete new one; never new
-    coverage beside the previous run's alerts. In a warehouse's first ``band_days`` days the
-    coverage states of the published days of them are replaced too, as the coverage step
-    counted them again with the day's query bands (their alerts stay as detected)."""
+    coverage states, the optional log columns its logs lack, the served order's and the
+    serving model's scores of its sample, the NDCG its coverage puts at risk, and the alerts,
+    incidents and costs detected on them. A reader, and a run killed at any point, see the
+    previous day or the complete new one; never new coverage beside the previous run's alerts.
+    In a warehouse's first ``band_days`` days the coverage states of the published days of them
+    are replaced too, as the coverage step counted them again with the day's query bands (their
+    alerts stay as detected)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
@@ -233,7 +261,8 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     })
     with open_configured(config) as conn, transaction(conn):
         publish_day(conn, ds, {"sample_windows": windows, "coverage_states": states,
-                               "feature_status": status, "same_products": same, "runs": run})
+                               "feature_status": status, "same_products": same, "runs": run,
+                               "columns_absent": _columns_absent(ds, config)})
         restated = _republish_restated(conn, ds, config)
         ranker = score_day(conn, ds, config=config)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
@@ -241,6 +270,14 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
             "restated": [day.isoformat() for day in restated], "ranker": ranker, "ndcg_at_risk": at_risk,
             "alerts": alerts}
+
+
+def _columns_absent(ds: date, config: Config) -> pl.DataFrame:
+    """The day's ``columns_absent`` rows: the optional log columns its sample lacks."""
+    absent = not_measured(sample_files(ds, config.paths.samples).schema, config=config)
+    return pl.DataFrame({"ds": [ds] * len(absent), "config_key": [o.key for o in absent],
+                         "column_name": [o.column for o in absent]},
+                        schema={"ds": pl.Date, "config_key": pl.String, "column_name": pl.String})
 
 
 def _republish_restated(conn, ds: date, config: Config) -> list[date]:
@@ -346,8 +383,9 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
     """Train the reference ranker valid from ``ds`` on the sampled days before it.
 
     With ``when_due`` (the scheduled DAG) it trains only when the model that would score
-    ``ds`` is missing or ``ranker.retrain_days`` old, and once all ``ranker.reference_days``
-    days before ``ds`` are sampled; otherwise it returns why it did not.
+    ``ds`` is missing or ``ranker.retrain_days`` old, once all ``ranker.reference_days``
+    days before ``ds`` are sampled and while the logs have a label; otherwise it returns why
+    it did not.
     """
     from feco.ranker.daily import sampled_days_before, train_reference
     from feco.ranker.store import current_model
@@ -356,12 +394,15 @@ def train_ranker(ds: date | str, config: Config | str | None = None, *, when_due
         with open_configured(config) as conn:
             model = current_model(conn, ds)
         age = (ds - model["valid_from"]).days if model else None
-        sampled = len(sampled_days_before(ds, config))
+        sampled = sampled_days_before(ds, config)
         if age is not None and age < config.ranker.retrain_days:
             return {"ds": ds.isoformat(), "trained": False, "why": f"model {model['version']} is {age} days old"}
-        if sampled < config.ranker.reference_days:
+        if len(sampled) < config.ranker.reference_days:
             return {"ds": ds.isoformat(), "trained": False,
-                    "why": f"{sampled} of {config.ranker.reference_days} reference days sampled"}
+                    "why": f"{len(sampled)} of {config.ranker.reference_days} reference days sampled"}
+        if config.logs.label not in sample_files(sampled[-1], config.paths.samples).schema:
+            return {"ds": ds.isoformat(), "trained": False,
+                    "why": f"the logs have no label column '{config.logs.label}' ([logs] label) to train on"}
     return {"ds": ds.isoformat(), "trained": True} | train_reference(ds, config)
 
 

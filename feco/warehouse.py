@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 LEDGER_VERSION = 1000
 
 # Tables that hold one day's results; publishing a day replaces its rows in all of them.
-DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "same_products", "runs", "alerts", "unjudged", "reference_moves",
+DAY_TABLES = ("sample_windows", "coverage_states", "feature_status", "same_products", "runs", "columns_absent", "alerts", "unjudged", "reference_moves",
               "incidents", "incident_costs")
 
 _READ_ONLY_SETTINGS = {

@@ -261,7 +261,7 @@ def test_a_day_folder_named_otherwise_is_pointed_at(tmp_path, capsys):
         tmp_path / "other", capsys, make_events(DAY, events=300), ds="2026-03-11")
 
 
-@pytest.mark.parametrize(("column", "key"), [("region", "region"), ("query", "query"), ("label", "label")])
+@pytest.mark.parametrize(("column", "key"), [("region", "region"), ("query", "query")])  # label: test_coverage_only
 def test_a_missing_column_names_its_key_and_file(tmp_path, capsys, column, key):
     err = first_run(tmp_path, capsys, make_events(DAY, events=300).drop(column))
     assert f"[logs] {key} in {tmp_path / 'feco.toml'}" in err and ".parquet" in err

@@ -90,7 +90,8 @@ def test_missing_day_is_a_clear_error_and_the_warehouse_is_unchanged(config):
 
 
 def test_missing_feature_column_is_recorded_and_the_run_goes_on(config):
-    ds = DAYS[0]
+    tasks.run_day(DAYS[0], config)  # the warehouse has found f_sparse: gone the next day, it is an incident
+    ds = DAYS[1]
     for path in (config.paths.logs / f"ds={ds}").rglob("*.parquet"):
         pl.read_parquet(path).drop("f_sparse").write_parquet(path)
     tasks.run_day(ds, config)
@@ -99,8 +100,10 @@ def test_missing_feature_column_is_recorded_and_the_run_goes_on(config):
     assert dict(status.iter_rows()) == {"f_dense": "ok", "f_signed": "ok",
                                         "f_sparse": "missing_column"}
     daily = table(config, "SELECT n_present, coverage FROM feco_daily WHERE feature = 'f_sparse' "
-                          "AND segment_dim = 'all'")
+                          "AND segment_dim = 'all' AND ds = $ds", {"ds": ds})
     assert daily.row(0) == (0, 0.0)
+    assert table(config, "SELECT rule FROM alerts WHERE feature = 'f_sparse' AND ds = $ds",
+                 {"ds": ds})["rule"].to_list() == ["missing_column"]
 
 
 def test_non_numeric_feature_leaves_the_warehouse_unchanged(config):

@@ -91,5 +91,5 @@ def test_the_readme_is_short_indexes_every_doc_and_agrees_with_the_makefile():
 
 def test_the_template_says_the_label_is_read_from_the_first_run():
     template = (REPO / "configs" / "template.toml").read_text(encoding="utf-8")
-    said = re.search(r"^label = .*\n(?:\s+#.*\n)*", template, re.MULTILINE).group()  # its comment's lines
+    said = re.search(r"^# label = .*\n(?:#\s+#.*\n)*", template, re.MULTILINE).group()  # its comment's lines
     assert "first run" in said and "ranker" in said

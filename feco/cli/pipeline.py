@@ -309,11 +309,12 @@ def _status(args: argparse.Namespace) -> int:
         followed = _references_followed(conn, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
+        unmeasured = _not_measured(conn, config)
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "ndcg": ndcg}
+             "ndcg": ndcg, "not_measured": unmeasured}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -322,7 +323,8 @@ def _status(args: argparse.Namespace) -> int:
         print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings),
                                    "coverage_rules_changed": "; ".join(changed),
                                    "not_judged_on_last_day": "; ".join(not_judged),
-                                   "decay_references_followed": "; ".join(followed)}]), "csv")
+                                   "decay_references_followed": "; ".join(followed),
+                                   "not_measured": "; ".join(unmeasured)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
@@ -361,6 +363,8 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     print(f"ranker:            {facts['ranker']}")
     if facts["ndcg"]:
         print(f"NDCG at risk:      {facts['ndcg']}")
+    for line in facts["not_measured"]:
+        print(f"not measured:      {line}")
 
 
 def _logs_table_version(logs) -> tuple[str | None, str | None]:
@@ -387,6 +391,16 @@ def _logs_table(config, row: dict, *, version: str | None, unread: str | None) -
             "`feco run --ds DAY --as-of VERSION` reads it as the day did")
 
 
+def _not_measured(conn, config) -> list[str]:
+    """What the last published day was not measured for, its logs lacking an optional column,
+    and the key that turns each on (feco.config.OPTIONAL_COLUMNS; table columns_absent)."""
+    from feco.warehouse import named_query
+
+    turns_on = {optional.key: optional.turns_on for optional in config.optional_columns()}
+    return [f"{turns_on[key]}: the logs have no column '{column}' (set {key} to the column that holds it)"
+            for key, column in named_query(conn, "columns_absent").iter_rows() if key in turns_on]
+
+
 def _ranker_status(conn, config, *, last_ds) -> str:
     """Which model scores the last day and how incidents are ranked; without a model, that
     pages use the coverage drop alone (said here once, not on every run)."""
@@ -410,8 +424,8 @@ def _ndcg_status(conn, *, last_ds) -> str | None:
     if last_ds is None:
         return None
     found = named_query(conn, "ndcg_at_risk_status", {"ds": last_ds}).row(0, named=True)
-    served = ("no served NDCG that day (it needs the logs' [ranker] position column)" if found["served_ndcg8"] is None
-              else f"served NDCG@8 {found['served_ndcg8']:.4f}" + (
+    served = ("no served NDCG that day (it needs the logs' [logs] label and [ranker] position columns)"
+              if found["served_ndcg8"] is None else f"served NDCG@8 {found['served_ndcg8']:.4f}" + (
                   "" if found["model_ndcg8"] is None else f", model {found['model_ndcg8']:.4f}"))
     if found["d_ndcg8"] is None:
         risk = "not measured (no model serving the day, or no clean day before it to replay)"

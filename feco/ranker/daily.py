@@ -155,7 +155,7 @@ def read_day(ds: date, config: Config, model: TrainedRanker | None, *, label: st
     """One pass over the day's sample, whole events a batch at a time: the served order's NDCG
     sums per segment (:func:`served_sums`), the model's (:func:`ndcg_sums`, on ``label``; empty
     without a model) and the sampled rows whose draw is below ``threshold`` (those the
-    attribution may explain; none at 0).
+    attribution may explain; none at 0). All three are empty when the logs have no label.
 
     Examples
     --------
@@ -167,6 +167,8 @@ def read_day(ds: date, config: Config, model: TrainedRanker | None, *, label: st
     logs, settings = config.logs, config.ranker
     segments = {s: getattr(logs, s) for s in settings.segments}
     schema = sample_files(ds, config.paths.samples).schema
+    if logs.label not in schema or label not in schema:  # no label, no NDCG to take (feco status says so)
+        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
     keys = [logs.event_id, *source_columns(logs)]  # what labels rows with their segments
     features = model.features if model else []
     read = [c for c in dict.fromkeys([logs.event_id, logs.label, label, settings.position, *segments.values(),
@@ -297,7 +299,8 @@ def ltr_rows(rows: pl.DataFrame, config: Config, *, keep: dict[str, str] | None 
     logs = config.logs
     label = label or logs.label
     if label not in rows.columns:
-        raise DataError(f"label column '{label}' is not in the sampled logs")
+        raise DataError(f"label column '{label}' is not in the sampled logs ([logs] label, or a team model's "
+                        "[ranker.model] label): the ranker is trained and scored on it")
     features = [f for f in logs.features if f in rows.columns] if features is None else features
     if keep is None:
         keep = {s: c for s, c in ((s, getattr(logs, s)) for s in config.ranker.segments) if c in rows.columns}

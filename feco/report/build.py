@@ -238,7 +238,7 @@ def _at_risk(rows: pl.DataFrame | None) -> Section:
     title = "NDCG at risk"
     if rows is None:
         return Section("ndcg-at-risk", title, skipped="No day scored yet: the served order needs the logs' "
-                                                      "[ranker] position column.")
+                                                      "[logs] label and [ranker] position columns.")
     shown = {"d_ndcg8": "NDCG@8 at risk", "d_ndcg8_low": "low", "d_ndcg8_high": "high",
              "served_ndcg8": "served NDCG@8", "model_ndcg8": "model NDCG@8", "deficits": "deficits replayed"}
     formats = {name: "+.4f" for name in ("NDCG@8 at risk", "low", "high")} | {

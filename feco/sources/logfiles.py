@@ -10,6 +10,7 @@ its columns under the table's names, without the rows the table deletes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from feco.config import Config
+from feco.config import Config, OptionalColumn
 from feco.dimensions import by_source
 from feco.errors import DataError
 
@@ -123,19 +124,23 @@ def read_footers(files: LogFiles) -> Footers:
 
 
 def check_columns(columns: pl.Schema, source: str, *, config: Config) -> None:
-    """The logs' columns hold the timestamp, the event id and the segments' columns, the
-    features are numbers where present, and no name is one feco adds: checked before a day is
-    sampled, each error naming the file (or table) and the config's key."""
+    """The logs' columns hold the timestamp, the event id, the segments' columns and the
+    optional columns the config names, the features are numbers where present, and no name is
+    one feco adds: checked before a day is sampled, each error naming the file (or table) and
+    the config's key."""
     logs, named = config.logs, f"in {config.source}"
     reserved = [c for c in RESERVED_COLUMNS if c in columns]
     if reserved:
         raise DataError(f"the logs have a column '{reserved[0]}', a name feco's sample adds ({source}); "
                         "rename it in the logs")
-    for role, key in (("timestamp", "timestamp"), ("event id", "event_id"), ("label", "label")):
+    for role, key in (("timestamp", "timestamp"), ("event id", "event_id")):
         if getattr(logs, key) not in columns:
-            raise DataError(f"{role} column '{getattr(logs, key)}' not in the logs ({source}; [logs] {key} {named})"
-                            + (": the graded label the NDCG of the served order and of the ranker is taken on, "
-                               "from the first day" if key == "label" else ""))
+            raise DataError(f"{role} column '{getattr(logs, key)}' not in the logs ({source}; [logs] {key} {named})")
+    for optional in config.optional_columns():  # a column the config names is one it expects
+        if optional.named and optional.column not in columns:
+            raise DataError(f"column '{optional.column}' not in the logs ({source}; {optional.key} {named}): it "
+                            f"turns on {optional.turns_on}; name the column that holds it, or leave the key out "
+                            "to run without it")
     if not isinstance(columns[logs.timestamp], pl.Datetime):
         raise DataError(f"timestamp column '{logs.timestamp}' is {columns[logs.timestamp]}, not a timestamp ({source})")
     used = {d for dims in config.segments.names() for d in dims}
@@ -150,6 +155,25 @@ def check_columns(columns: pl.Schema, source: str, *, config: Config) -> None:
         if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
             raise DataError(f"feature column '{feature}' is {dtype}, not numeric ({source}; listed in [logs] features "
                             f"{named}): write it as numbers in the logs, or leave it out of features")
+
+
+def not_measured(columns: Iterable[str], *, config: Config) -> list[OptionalColumn]:
+    """The optional columns (``Config.optional_columns``) not among ``columns``: what feco
+    does not measure on these logs.
+
+    Examples
+    --------
+    Logs with a label but neither the served position nor a product id:
+
+    >>> from pathlib import Path
+    >>> from feco.config import parse_config
+    >>> config = parse_config({"paths": {"logs": "l", "samples": "s", "warehouse": "w.duckdb"},
+    ...                        "logs": {"features": ["f"]}}, source=Path("/tmp/feco.toml"))
+    >>> [(o.key, o.column) for o in not_measured(["event_ts", "event_id", "f", "label"], config=config)]
+    [('[ranker] position', 'position'), ('[logs] product_id', 'product_id')]
+    """
+    present = set(columns)
+    return [optional for optional in config.optional_columns() if optional.column not in present]
 
 
 class _LeftOut(NamedTuple):
