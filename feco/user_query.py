@@ -12,7 +12,11 @@ ran 24-35 s). So the query runs in a child process:
   the query with a memory error, or ends the child; either way the command says the query
   needs more than ``--memory-limit`` (exit 2).
 - time: the parent kills the child at the deadline (SIGKILL, whatever the query is doing);
-  the child also arms an alarm one second later, so it ends even if the parent is gone.
+  the child also arms an alarm one second later, so it ends even if the parent is gone. A
+  child ended by that alarm (a parent too slow under load to kill it first) timed out too.
+- disk: what DuckDB spills (a sort larger than memory) goes to a temp folder the parent makes
+  for the child, at most the memory limit of it, and removes however the child ends (a
+  killed DuckDB cannot remove its own files).
 - Ctrl-C: the child ignores SIGINT; the parent kills it and exits 130.
 
 The child writes ``R`` to its standard output once its libraries are loaded (the deadline
@@ -27,9 +31,11 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Self
@@ -92,7 +98,8 @@ def run_query(warehouse: Path, text: str, *, memory_limit: str, timeout: float |
 class QueryProcess:
     """The child process that runs one query, started once the query's text and limits are
     checked: it loads its libraries while the caller reads its config, and :meth:`run` then
-    sends it the query. Leaving the ``with`` block ends it, whatever happened."""
+    sends it the query. Leaving the ``with`` block ends it, whatever happened, and removes its
+    temp folder."""
 
     def __init__(self, text: str, *, memory_limit: str, timeout: float | None):
         if is_blank(text):  # said at once, not after a process has started
@@ -102,6 +109,7 @@ class QueryProcess:
         # -P and PYTHONPATH: the child imports this very feco, never one in the current folder
         package_root = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        self.temp_directory = tempfile.mkdtemp(prefix="feco-query-")  # what the query spills, its own
         self.child = subprocess.Popen([sys.executable, "-P", "-m", "feco.user_query"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
@@ -111,11 +119,13 @@ class QueryProcess:
     def __exit__(self, *exc_info) -> None:
         self.child.kill()  # on Ctrl-C, or any failure; nothing when it has exited
         self.child.wait()
+        shutil.rmtree(self.temp_directory, ignore_errors=True)  # the child has ended: nothing writes there now
 
     def run(self, warehouse: Path, *, moving_average_days: int | None = None):
         """Send the query on ``warehouse`` and return its result (see :func:`run_query`)."""
         request = json.dumps({"warehouse": str(warehouse), "sql": self.text, "memory_limit": self.memory,
-                              "timeout": self.timeout, "moving_average_days": moving_average_days})
+                              "timeout": self.timeout, "moving_average_days": moving_average_days,
+                              "temp_directory": self.temp_directory})
         child, timed_out = self.child, threading.Event()
 
         def kill_at_deadline() -> None:
@@ -139,7 +149,8 @@ class QueryProcess:
                 watchdog.cancel()
             child.kill()
             child.wait()
-        if timed_out.is_set():
+        # the child's own alarm is its deadline too: under load it can end the child before the parent does
+        if timed_out.is_set() or child.returncode == -signal.SIGALRM:
             raise QueryTimeoutError(f"query cancelled after {self.timeout:g}s, its time limit: "
                                     "narrow it or give it more time")
         if answer[:1] == b"E":
@@ -210,7 +221,8 @@ def _serve() -> None:
         signal.alarm(math.ceil(request["timeout"]) + 1)  # the default action ends the process
     try:
         table = _answer(Path(request["warehouse"]), request["sql"], memory_limit=request["memory_limit"],
-                        moving_average_days=request["moving_average_days"])
+                        moving_average_days=request["moving_average_days"],
+                        temp_directory=Path(request["temp_directory"]))
     except FecoError as error:
         out.write(b"E" + json.dumps({"code": error.exit_code, "message": str(error)}).encode())
         return
@@ -223,7 +235,8 @@ def _serve() -> None:
         writer.write_table(table)
 
 
-def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_days: int | None):
+def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_days: int | None,
+            temp_directory: Path):
     """The query's result as an Arrow table, or a FecoError saying why not."""
     import duckdb
     import pyarrow as pa
@@ -231,7 +244,8 @@ def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_day
     from feco.warehouse import open_read_only
 
     try:
-        with open_read_only(warehouse, memory_limit=f"{memory_limit}B", moving_average_days=moving_average_days) as conn:
+        with open_read_only(warehouse, memory_limit=f"{memory_limit}B", moving_average_days=moving_average_days,
+                            temp_directory=temp_directory) as conn:
             if not conn.extract_statements(text):
                 raise UsageError(EMPTY_QUERY)
             _limit_address_space(memory_limit)
@@ -266,6 +280,8 @@ def _refusal(error: Exception, text: str) -> str:
         return f"query refused: feco query cannot read or write files ({message})"
     if "locked" in message:
         return f"query refused: settings are locked in feco query ({message})"
+    if "max_temp_directory_size" in str(error):
+        return f"query failed: it needs more than --memory-limit in memory and as much again on disk ({message})"
     if "Out of Memory" in message or "failed to allocate" in message.lower():
         return f"query failed: it needs more than --memory-limit ({message})"
     if _WINDOW_COLUMN.search(text) and ("Parser Error" in message or '"window"' in message):

@@ -5,8 +5,12 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from datetime import date, timedelta
+from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -98,6 +102,36 @@ def test_an_empty_or_ambiguous_query_is_a_usage_error(config_file, capsys, args)
 def test_a_query_is_cancelled_at_its_timeout(config_file, capsys):
     assert query(config_file, "SELECT sum(hash(range)) FROM range(100000000000)", "--timeout", "0.5") == 2
     assert "query cancelled after 0.5s" in capsys.readouterr().err
+
+
+def test_a_query_its_own_alarm_ends_is_said_to_have_timed_out(config_file, capsys, monkeypatch):
+    """Under load the parent can be late to kill the query's process at the deadline, and the
+    alarm the process set itself (a second later) ends it first: a timeout too, not memory."""
+    from feco import user_query
+
+    def late(interval, kill):
+        return threading.Timer(interval + 600, kill)
+
+    monkeypatch.setattr(user_query, "threading", SimpleNamespace(Event=threading.Event, Timer=late))
+    assert query(config_file, "SELECT sum(hash(range)) FROM range(100000000000)", "--timeout", "0.5") == 2
+    assert capsys.readouterr().err.strip() == ("feco: error: query cancelled after 0.5s, its time limit: "
+                                               "narrow it or give it more time")
+
+
+def test_a_query_spills_to_a_bounded_folder_of_its_own_removed_when_it_ends(config_file, tmp_path, capsys,
+                                                                          monkeypatch):
+    """Not beside the warehouse, where a query killed at its deadline left 445 MB of DuckDB's
+    temp files: a folder of the query's own, at most --memory-limit, removed however it ends."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    setting = "SELECT current_setting('temp_directory') AS folder, current_setting('max_temp_directory_size') AS most"
+    assert query(config_file, setting, "--memory-limit", "64MB", "--format", "json") == 0
+    [spill] = json.loads(capsys.readouterr().out)
+    assert Path(spill["folder"]).parent == tmp_path / "tmp" and spill["most"] == "61.0 MiB"
+    sort = "SELECT sum(r) FROM (SELECT row_number() OVER (ORDER BY hash(range)) AS r FROM range(300000000))"
+    assert query(config_file, sort, "--memory-limit", "400MB", "--timeout", "4") == 2  # out of room, or of time
+    assert capsys.readouterr().err.startswith("feco: error: query ")
+    assert list((tmp_path / "tmp").iterdir()) == [] and not (tmp_path / "feco.duckdb.tmp").exists()
 
 
 def test_the_deadline_holds_whatever_the_query_waits_on(config_file, tmp_path, capsys):

@@ -82,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
                     "are refused. The query runs in a child process that the operating system "
                     "holds to --memory-limit of memory (its address space; DuckDB's own limit is "
-                    "the same) and that is killed after --timeout seconds. A pipeline run waits "
+                    "the same), that spills at most as much again to a temp folder of its own, "
+                    "and that is killed after --timeout seconds. A pipeline run waits "
                     "up to 60 s for a query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
         formatter_class=HelpFormatter,
