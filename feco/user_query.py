@@ -250,7 +250,9 @@ def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_day
                 raise UsageError(EMPTY_QUERY)
             _limit_address_space(memory_limit)
             relation = conn.sql(text)
-            return displayable(relation).arrow().read_all() if relation is not None else pa.table({})
+            if relation is None:
+                return pa.table({})
+            return _with_times_python_holds(conn, displayable(relation).arrow().read_all())
     except duckdb.Error as error:
         raise UsageError(_refusal(error, text)) from None
     except MemoryError:
@@ -294,37 +296,49 @@ def _refusal(error: Exception, text: str) -> str:
 _WINDOW_COLUMN = re.compile(r'(?<![\w"])(?:window|"window")(?![\w"])(?!\s+\w+\s+AS\b)', re.IGNORECASE)
 
 
-# Result types polars holds and prints faithfully; any other is shown as DuckDB's text.
+# Result types polars holds and prints faithfully; any other is shown as DuckDB's text. Not
+# HUGEINT and UHUGEINT (Arrow gets them as 38-digit decimals, which the largest overflow), nor
+# TIMESTAMP_NS (JSON prints a time as Python holds it, to the microsecond).
 _DISPLAYABLE_TYPES = frozenset({
-    "boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
-    "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "varchar", "uuid", "enum",
-    "date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
-    "timestamp with time zone",
+    "boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger", "ubigint",
+    "float", "double", "varchar", "uuid", "enum",
+    "date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp with time zone",
 })
+# JSON prints a decimal as a float, exact up to 15 significant digits: a wider one is text
+EXACT_DECIMAL_DIGITS = 15
+# Dates and times as Python holds them, from year 1 to 9999 and before 24:00; DuckDB's go
+# further (its infinities, 5877642 BC, 24:00:00), on which polars panics or shows another time.
+_TEMPORAL_TYPES = frozenset({"date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp with time zone"})
+_PYTHON_SECONDS = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 and 9999-12-31 23:59:59, from 1970
 
 
-def displayable(relation):
+def displayable(relation, *, times_as_text: frozenset[int] = frozenset()):
     """The relation with every value polars cannot hold (INTERVAL, UNION, BIT, BLOB, TIME WITH
-    TIME ZONE) cast to DuckDB's text for it, also inside lists, structs and maps, which keep
-    their shape (so CSV and JSON print them as JSON). Columns are taken by position, so
-    duplicate names stay apart."""
+    TIME ZONE, HUGEINT, a DECIMAL wider than JSON keeps exactly), and every date and time of the
+    columns at the positions ``times_as_text``, cast to DuckDB's text for it, also inside
+    lists, structs and maps, which keep their shape (so CSV and JSON print them as JSON).
+    Columns are taken by position, so duplicate names stay apart."""
     from feco.warehouse import quote
 
-    targets = [_display_type(type_) for type_ in relation.types]
+    targets = [_display_type(type_, _DISPLAYABLE_TYPES - _TEMPORAL_TYPES if i in times_as_text else _DISPLAYABLE_TYPES)
+               for i, type_ in enumerate(relation.types)]
     if all(target is None for target in targets):
         return relation
     columns = [f"#{i}" if target is None else f"CAST(#{i} AS {target})" for i, target in enumerate(targets, start=1)]
     return relation.project(", ".join(f"{column} AS {quote(name)}" for column, name in zip(columns, relation.columns)))
 
 
-def _display_type(type_) -> str | None:
-    """The type to cast a value of ``type_`` to for display, or None when polars holds it."""
+def _display_type(type_, held: frozenset[str]) -> str | None:
+    """The type to cast a value of ``type_`` to for display, or None when it is shown as it is
+    (its type, or the type of every value inside it, in ``held``)."""
     from feco.warehouse import quote
 
+    if type_.id == "decimal":
+        return None if dict(type_.children)["precision"] <= EXACT_DECIMAL_DIGITS else "VARCHAR"
     if type_.id not in ("list", "array", "struct", "map"):
-        return None if type_.id in _DISPLAYABLE_TYPES else "VARCHAR"
+        return None if type_.id in held else "VARCHAR"
     children = [(name, child) for name, child in type_.children if isinstance(child, type(type_))]
-    targets = [_display_type(child) for _, child in children]
+    targets = [_display_type(child, held) for _, child in children]
     if all(target is None for target in targets):
         return None
     shown = [target or str(child) for (_, child), target in zip(children, targets)]
@@ -335,6 +349,51 @@ def _display_type(type_) -> str | None:
     if type_.id == "map":
         return f"MAP({shown[0]}, {shown[1]})"
     return "STRUCT(" + ", ".join(f"{quote(name)} {target}" for (name, _), target in zip(children, shown)) + ")"
+
+
+def _with_times_python_holds(conn, table):
+    """``table``, each column that holds a date or time Python cannot with its dates and
+    times as DuckDB's text instead ('infinity'), read back by DuckDB from the result itself:
+    the query is not run again."""
+    beyond = frozenset(i for i, column in enumerate(table.columns) if any(map(_beyond_python, column.chunks)))
+    if not beyond:
+        return table
+    shown = displayable(conn.from_arrow(table), times_as_text=beyond)
+    return shown.arrow().read_all().rename_columns(table.column_names)
+
+
+def _beyond_python(array) -> bool:
+    """Whether an Arrow array, or any array inside it, holds a date or time Python cannot."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    type_ = array.type
+    if pa.types.is_map(type_):
+        return _beyond_python(array.keys) or _beyond_python(array.items)
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
+        return _beyond_python(array.flatten())
+    if pa.types.is_struct(type_):
+        return any(map(_beyond_python, array.flatten()))
+    bounds = _python_bounds(type_)
+    if bounds is None:
+        return False
+    extremes = pc.min_max(array)
+    return extremes["min"].is_valid and not bounds[0] <= extremes["min"].value <= extremes["max"].value <= bounds[1]
+
+
+def _python_bounds(type_) -> tuple[int, int] | None:
+    """The least and greatest of the numbers Arrow stores for the dates or times of ``type_``
+    that Python holds, or None for any other type."""
+    import pyarrow as pa
+
+    if pa.types.is_date32(type_):
+        return _PYTHON_SECONDS[0] // 86_400, _PYTHON_SECONDS[1] // 86_400
+    if not (pa.types.is_timestamp(type_) or pa.types.is_time(type_)):
+        return None
+    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[type_.unit]
+    if pa.types.is_time(type_):
+        return 0, 86_400 * per_second - 1
+    return _PYTHON_SECONDS[0] * per_second, (_PYTHON_SECONDS[1] + 1) * per_second - 1
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def test_every_result_type_prints_in_every_format(config_file, capsys):
     (row,) = json.loads(capsys.readouterr().out)
     assert row == {"span": "1 day", "choice": "2", "list": [1, 2],
                    "record": {"a": 1, "b": ["2 days"]}, "nan": None, "minus_inf": None,
-                   "price": 1.5, "total": 3}
+                   "price": 1.5, "total": "3"}  # sum() is a HUGEINT: text, as JSON cannot keep every one
 
     assert query(config_file, EXOTIC, "--format", "csv") == 0
     header, line = capsys.readouterr().out.splitlines()
@@ -48,6 +48,54 @@ def test_every_result_type_prints_in_every_format(config_file, capsys):
 
     assert query(config_file, EXOTIC, "--format", "table") == 0
     assert "1 day" in capsys.readouterr().out
+
+
+def test_every_type_of_duckdb_prints_in_every_format(config_file, capsys):
+    """test_all_types(): each type's least and greatest value and NULL, nested ones too."""
+    for output_format in ("table", "csv"):
+        assert query(config_file, "SELECT * FROM test_all_types()", "--format", output_format) == 0
+        out, err = capsys.readouterr()
+        assert err == "" and len(out.splitlines()) >= 4, output_format
+    assert query(config_file, "SELECT * FROM test_all_types()", "--format", "json") == 0
+    least, greatest, nothing = json.loads(capsys.readouterr().out)
+    assert (greatest["hugeint"], greatest["uhugeint"], least["dec38_10"]) == (
+        "170141183460469231731687303715884105727", "340282366920938463463374607431768211455",
+        "-9999999999999999999999999999.9999999999")
+    assert (least["date"], greatest["timestamp"], greatest["time"]) == (
+        "5877642-06-25 (BC)", "294247-01-10 04:00:54.775806", "24:00:00")
+    assert greatest["date_array"] == ["1970-01-01", "infinity", "-infinity", None, "2022-05-12"]
+    assert set(nothing.values()) == {None}
+
+
+def test_dates_and_times_python_cannot_hold_print_as_duckdb_writes_them(config_file, capsys):
+    far = ("SELECT 'infinity'::DATE AS d, '-infinity'::TIMESTAMP AS t, 'infinity'::TIMESTAMPTZ AS tz, "
+           "'infinity'::TIMESTAMP_S AS s, '-infinity'::TIMESTAMP_MS AS ms, DATE '10000-01-01' AS far, "
+           "TIME '24:00:00' AS midnight, [DATE '2026-03-01', 'infinity'] AS days, DATE '2026-03-01' AS plain")
+    assert query(config_file, far, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{
+        "d": "infinity", "t": "-infinity", "tz": "infinity", "s": "infinity", "ms": "-infinity", "far": "10000-01-01",
+        "midnight": "24:00:00", "days": ["2026-03-01", "infinity"], "plain": "2026-03-01"}]
+    assert query(config_file, far, "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == ('infinity,-infinity,infinity,infinity,-infinity,10000-01-01,'
+                                                       '24:00:00,"[""2026-03-01"", ""infinity""]",2026-03-01')
+    assert query(config_file, far, "--format", "table") == 0
+    assert "┆ -infinity ┆" in capsys.readouterr().out
+
+
+def test_json_and_csv_keep_every_digit_of_wide_numbers_and_nanoseconds(config_file, capsys):
+    wide = ("SELECT 170141183460469231731687303715884105727::HUGEINT AS huge, "
+            "340282366920938463463374607431768211455::UHUGEINT AS unsigned, "
+            "12345678901234567890.123456789012345678::DECIMAL(38, 18) AS wide, "
+            "1234567890123.45::DECIMAL(15, 2) AS narrow, TIMESTAMP_NS '2026-03-01 10:00:00.123456789' AS ns")
+    assert query(config_file, wide, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{
+        "huge": "170141183460469231731687303715884105727", "unsigned": "340282366920938463463374607431768211455",
+        "wide": "12345678901234567890.123456789012345678", "narrow": 1234567890123.45,
+        "ns": "2026-03-01 10:00:00.123456789"}]
+    assert query(config_file, wide, "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "170141183460469231731687303715884105727,340282366920938463463374607431768211455,"
+        "12345678901234567890.123456789012345678,1234567890123.45,2026-03-01 10:00:00.123456789")
 
 
 def test_json_has_no_nan_or_infinity_anywhere(config_file, capsys):
