@@ -252,11 +252,32 @@ def _answer(warehouse: Path, text: str, *, memory_limit: int, moving_average_day
             relation = conn.sql(text)
             if relation is None:
                 return pa.table({})
-            return _with_times_python_holds(conn, displayable(relation).arrow().read_all())
+            table = _with_times_python_holds(conn, displayable(relation).arrow().read_all())
+            return table.rename_columns(_unique_names(table.column_names))
     except duckdb.Error as error:
         raise UsageError(_refusal(error, text)) from None
     except MemoryError:
         raise UsageError("query failed: it needs more than --memory-limit (an allocation was refused)") from None
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """``names`` with each repeat numbered as DuckDB numbers them, never taking a name the
+    result has: a polars frame and a JSON object hold a name once (``SELECT *`` of a join).
+
+    Examples
+    --------
+    >>> _unique_names(["ds", "feature", "ds", "ds_1", "ds"])
+    ['ds', 'feature', 'ds_2', 'ds_1', 'ds_3']
+    """
+    given, taken, unique = set(names), set(), []
+    for name in names:
+        candidate, number = name, 0
+        while candidate in taken or (number and candidate in given):
+            number += 1
+            candidate = f"{name}_{number}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
 
 
 def _limit_address_space(limit: int) -> None:
@@ -317,7 +338,7 @@ def displayable(relation, *, times_as_text: frozenset[int] = frozenset()):
     TIME ZONE, HUGEINT, a DECIMAL wider than JSON keeps exactly), and every date and time of the
     columns at the positions ``times_as_text``, cast to DuckDB's text for it, also inside
     lists, structs and maps, which keep their shape (so CSV and JSON print them as JSON).
-    Columns are taken by position, so duplicate names stay apart."""
+    Columns are taken by position, so duplicate names stay apart (see ``_unique_names``)."""
     from feco.warehouse import quote
 
     targets = [_display_type(type_, _DISPLAYABLE_TYPES - _TEMPORAL_TYPES if i in times_as_text else _DISPLAYABLE_TYPES)

@@ -98,6 +98,15 @@ def test_json_and_csv_keep_every_digit_of_wide_numbers_and_nanoseconds(config_fi
         "12345678901234567890.123456789012345678,1234567890123.45,2026-03-01 10:00:00.123456789")
 
 
+def test_columns_of_one_name_print_apart(config_file, capsys):
+    """SELECT * of a join: a polars frame (it panicked) and a JSON object hold a name once."""
+    joined = "SELECT * FROM (SELECT 1 AS ds, 2 AS ds_1) JOIN (SELECT 3 AS ds) ON true"
+    assert query(config_file, joined, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{"ds": 1, "ds_1": 2, "ds_2": 3}]
+    assert query(config_file, joined, "--format", "csv") == 0
+    assert capsys.readouterr().out == "ds,ds_1,ds_2\n1,2,3\n"
+
+
 def test_json_has_no_nan_or_infinity_anywhere(config_file, capsys):
     assert query(config_file, "SELECT ['nan'::DOUBLE, 1.0] AS l, {'x': 'inf'::DOUBLE} AS s",
                  "--format", "json") == 0
