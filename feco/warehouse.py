@@ -86,7 +86,7 @@ def open_read_only(path: Path, *, moving_average_days: int | None = None, wait_s
     if not path.exists():
         raise DataError(f"no warehouse at {path}: run `feco run --ds DATE` first")
     settings = {**_READ_ONLY_SETTINGS, "memory_limit": memory_limit}
-    if temp_directory is not None:
+    if temp_directory is not None:  # after enable_external_access: DuckDB refuses it before (PermissionException)
         settings |= {"temp_directory": str(temp_directory), "max_temp_directory_size": memory_limit}
     conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=settings)
     if moving_average_days is not None and upgrade_needed(conn, moving_average_days=moving_average_days):
