@@ -72,9 +72,12 @@ def open_configured(config: Config):
 
 @contextmanager
 def open_read_only(path: Path, *, moving_average_days: int | None = None, wait_seconds: float = 10.0,
-                   memory_limit: str = READ_MEMORY_LIMIT) -> Iterator[duckdb.DuckDBPyConnection]:
+                   memory_limit: str = READ_MEMORY_LIMIT,
+                   temp_directory: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the warehouse for queries only: no writes, no file access beyond the warehouse,
-    and at most ``memory_limit`` of memory (see feco.locking).
+    and at most ``memory_limit`` of memory (see feco.locking). With ``temp_directory`` what a
+    query spills goes there, at most ``memory_limit`` of it (by default: ``<warehouse>.tmp``,
+    as much as the disk holds).
 
     With ``moving_average_days`` (what a caller holding the config passes) a warehouse this
     feco would change first (migrations it lacks, views of another release or window) is
@@ -83,6 +86,8 @@ def open_read_only(path: Path, *, moving_average_days: int | None = None, wait_s
     if not path.exists():
         raise DataError(f"no warehouse at {path}: run `feco run --ds DATE` first")
     settings = {**_READ_ONLY_SETTINGS, "memory_limit": memory_limit}
+    if temp_directory is not None:  # after enable_external_access: DuckDB refuses it before (PermissionException)
+        settings |= {"temp_directory": str(temp_directory), "max_temp_directory_size": memory_limit}
     conn = _connect(path, read_only=True, wait_seconds=wait_seconds, config=settings)
     if moving_average_days is not None and upgrade_needed(conn, moving_average_days=moving_average_days):
         conn.close()

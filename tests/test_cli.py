@@ -77,6 +77,20 @@ def test_backfill_fail_fast_stops_at_the_first_failure(config_file, capsys):
     assert "[1/2] 2026-03-03 FAILED" in err and "[2/2]" not in err
 
 
+@pytest.mark.parametrize(("notify", "said"), [([], "messages not sent (no --notify): 1 opened"),
+                                               (["--notify"], "messages: 1 opened")], ids=["alone", "notify"])
+def test_backfill_says_whether_its_messages_are_sent(config_file, capsys, monkeypatch, notify, said):
+    from feco import tasks
+
+    day = {"events": 40, "rows": 120, "alerts": {"alerts": 1, "incidents": 1, "messages": {"opened": 1}}}
+    monkeypatch.setattr(tasks, "run_day", lambda ds, config, **options: day)
+    delivered = []
+    monkeypatch.setattr(tasks, "notify", lambda ds, config, **options: delivered.append(ds))
+    assert main(["backfill", "--start", "2026-03-01", "--end", "2026-03-01", *notify, "--config", config_file]) == 0
+    assert f"1 alert, 1 incidents active; {said} (" in capsys.readouterr().err
+    assert delivered == ([START] if notify else [])
+
+
 def test_errors_are_one_line_not_a_traceback(tmp_path, capsys):
     assert main(["run", "--ds", "2026-03-01", "--config", str(tmp_path / "missing.toml")]) == 2
     err = capsys.readouterr().err

@@ -5,8 +5,12 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from datetime import date, timedelta
+from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -35,7 +39,7 @@ def test_every_result_type_prints_in_every_format(config_file, capsys):
     (row,) = json.loads(capsys.readouterr().out)
     assert row == {"span": "1 day", "choice": "2", "list": [1, 2],
                    "record": {"a": 1, "b": ["2 days"]}, "nan": None, "minus_inf": None,
-                   "price": 1.5, "total": 3}
+                   "price": 1.5, "total": "3"}  # sum() is a HUGEINT: text, as JSON cannot keep every one
 
     assert query(config_file, EXOTIC, "--format", "csv") == 0
     header, line = capsys.readouterr().out.splitlines()
@@ -44,6 +48,63 @@ def test_every_result_type_prints_in_every_format(config_file, capsys):
 
     assert query(config_file, EXOTIC, "--format", "table") == 0
     assert "1 day" in capsys.readouterr().out
+
+
+def test_every_type_of_duckdb_prints_in_every_format(config_file, capsys):
+    """test_all_types(): each type's least and greatest value and NULL, nested ones too."""
+    for output_format in ("table", "csv"):
+        assert query(config_file, "SELECT * FROM test_all_types()", "--format", output_format) == 0
+        out, err = capsys.readouterr()
+        assert err == "" and len(out.splitlines()) >= 4, output_format
+    assert query(config_file, "SELECT * FROM test_all_types()", "--format", "json") == 0
+    least, greatest, nothing = json.loads(capsys.readouterr().out)
+    assert (greatest["hugeint"], greatest["uhugeint"], least["dec38_10"]) == (
+        "170141183460469231731687303715884105727", "340282366920938463463374607431768211455",
+        "-9999999999999999999999999999.9999999999")
+    assert (least["date"], greatest["timestamp"], greatest["time"]) == (
+        "5877642-06-25 (BC)", "294247-01-10 04:00:54.775806", "24:00:00")
+    assert greatest["date_array"] == ["1970-01-01", "infinity", "-infinity", None, "2022-05-12"]
+    assert set(nothing.values()) == {None}
+
+
+def test_dates_and_times_python_cannot_hold_print_as_duckdb_writes_them(config_file, capsys):
+    far = ("SELECT 'infinity'::DATE AS d, '-infinity'::TIMESTAMP AS t, 'infinity'::TIMESTAMPTZ AS tz, "
+           "'infinity'::TIMESTAMP_S AS s, '-infinity'::TIMESTAMP_MS AS ms, DATE '10000-01-01' AS far, "
+           "TIME '24:00:00' AS midnight, [DATE '2026-03-01', 'infinity'] AS days, DATE '2026-03-01' AS plain")
+    assert query(config_file, far, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{
+        "d": "infinity", "t": "-infinity", "tz": "infinity", "s": "infinity", "ms": "-infinity", "far": "10000-01-01",
+        "midnight": "24:00:00", "days": ["2026-03-01", "infinity"], "plain": "2026-03-01"}]
+    assert query(config_file, far, "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == ('infinity,-infinity,infinity,infinity,-infinity,10000-01-01,'
+                                                       '24:00:00,"[""2026-03-01"", ""infinity""]",2026-03-01')
+    assert query(config_file, far, "--format", "table") == 0
+    assert "┆ -infinity ┆" in capsys.readouterr().out
+
+
+def test_json_and_csv_keep_every_digit_of_wide_numbers_and_nanoseconds(config_file, capsys):
+    wide = ("SELECT 170141183460469231731687303715884105727::HUGEINT AS huge, "
+            "340282366920938463463374607431768211455::UHUGEINT AS unsigned, "
+            "12345678901234567890.123456789012345678::DECIMAL(38, 18) AS wide, "
+            "1234567890123.45::DECIMAL(15, 2) AS narrow, TIMESTAMP_NS '2026-03-01 10:00:00.123456789' AS ns")
+    assert query(config_file, wide, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{
+        "huge": "170141183460469231731687303715884105727", "unsigned": "340282366920938463463374607431768211455",
+        "wide": "12345678901234567890.123456789012345678", "narrow": 1234567890123.45,
+        "ns": "2026-03-01 10:00:00.123456789"}]
+    assert query(config_file, wide, "--format", "csv") == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "170141183460469231731687303715884105727,340282366920938463463374607431768211455,"
+        "12345678901234567890.123456789012345678,1234567890123.45,2026-03-01 10:00:00.123456789")
+
+
+def test_columns_of_one_name_print_apart(config_file, capsys):
+    """SELECT * of a join: a polars frame (it panicked) and a JSON object hold a name once."""
+    joined = "SELECT * FROM (SELECT 1 AS ds, 2 AS ds_1) JOIN (SELECT 3 AS ds) ON true"
+    assert query(config_file, joined, "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out) == [{"ds": 1, "ds_1": 2, "ds_2": 3}]
+    assert query(config_file, joined, "--format", "csv") == 0
+    assert capsys.readouterr().out == "ds,ds_1,ds_2\n1,2,3\n"
 
 
 def test_json_has_no_nan_or_infinity_anywhere(config_file, capsys):
@@ -98,6 +159,36 @@ def test_an_empty_or_ambiguous_query_is_a_usage_error(config_file, capsys, args)
 def test_a_query_is_cancelled_at_its_timeout(config_file, capsys):
     assert query(config_file, "SELECT sum(hash(range)) FROM range(100000000000)", "--timeout", "0.5") == 2
     assert "query cancelled after 0.5s" in capsys.readouterr().err
+
+
+def test_a_query_its_own_alarm_ends_is_said_to_have_timed_out(config_file, capsys, monkeypatch):
+    """Under load the parent can be late to kill the query's process at the deadline, and the
+    alarm the process set itself (a second later) ends it first: a timeout too, not memory."""
+    from feco import user_query
+
+    def late(interval, kill):
+        return threading.Timer(interval + 600, kill)
+
+    monkeypatch.setattr(user_query, "threading", SimpleNamespace(Event=threading.Event, Timer=late))
+    assert query(config_file, "SELECT sum(hash(range)) FROM range(100000000000)", "--timeout", "0.5") == 2
+    assert capsys.readouterr().err.strip() == ("feco: error: query cancelled after 0.5s, its time limit: "
+                                               "narrow it or give it more time")
+
+
+def test_a_query_spills_to_a_bounded_folder_of_its_own_removed_when_it_ends(config_file, tmp_path, capsys,
+                                                                          monkeypatch):
+    """Not beside the warehouse, where a query killed at its deadline left 445 MB of DuckDB's
+    temp files: a folder of the query's own, at most --memory-limit, removed however it ends."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    setting = "SELECT current_setting('temp_directory') AS folder, current_setting('max_temp_directory_size') AS most"
+    assert query(config_file, setting, "--memory-limit", "64MB", "--format", "json") == 0
+    [spill] = json.loads(capsys.readouterr().out)
+    assert Path(spill["folder"]).parent == tmp_path / "tmp" and spill["most"] == "61.0 MiB"
+    sort = "SELECT sum(r) FROM (SELECT row_number() OVER (ORDER BY hash(range)) AS r FROM range(300000000))"
+    assert query(config_file, sort, "--memory-limit", "400MB", "--timeout", "4") == 2  # out of room, or of time
+    assert capsys.readouterr().err.startswith("feco: error: query ")
+    assert list((tmp_path / "tmp").iterdir()) == [] and not (tmp_path / "feco.duckdb.tmp").exists()
 
 
 def test_the_deadline_holds_whatever_the_query_waits_on(config_file, tmp_path, capsys):

@@ -82,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "statements that write, ATTACH, COPY, INSTALL/LOAD and reading other files "
                     "are refused. The query runs in a child process that the operating system "
                     "holds to --memory-limit of memory (its address space; DuckDB's own limit is "
-                    "the same) and that is killed after --timeout seconds. A pipeline run waits "
+                    "the same), that spills at most as much again to a temp folder of its own, "
+                    "and that is killed after --timeout seconds. A pipeline run waits "
                     "up to 60 s for a query to close the warehouse: the default timeout lets it in.",
         epilog=_relations_epilog(),
         formatter_class=HelpFormatter,
@@ -199,11 +200,13 @@ def _logs_ready(args: argparse.Namespace) -> int:
     return 1
 
 
-def _alert_counts(detected: dict) -> str:
-    """'3 alerts, 2 incidents active; messages: 1 opened, 1 resolved'."""
+def _alert_counts(detected: dict, *, sent: bool = True) -> str:
+    """'3 alerts, 2 incidents active; messages: 1 opened, 1 resolved' ("messages not sent (no
+    --notify): …" for a backfill without ``--notify``, which only detects)."""
     line = f"{detected['alerts']} alert{'' if detected['alerts'] == 1 else 's'}, {detected['incidents']} incidents active"
     messages = ", ".join(f"{n} {event}" for event, n in detected["messages"].items())
-    return line + (f"; messages: {messages}" if messages else "")
+    label = "messages" if sent else "messages not sent (no --notify)"
+    return line + (f"; {label}: {messages}" if messages else "")
 
 
 def _backfill(args: argparse.Namespace) -> int:
@@ -231,7 +234,7 @@ def _backfill(args: argparse.Namespace) -> int:
             continue
         done.append(ds)
         print(f"{prefix} ok: {result['events']:,} events, {result['rows']:,} rows, "
-              f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)",
+              f"{_alert_counts(result['alerts'], sent=args.notify)} ({time.monotonic() - started:.1f}s)",
               file=sys.stderr, flush=True)
     if args.notify and done:  # one digest for the backfill, not one delivery a day
         tasks.notify(done[-1], config, backfill_from=days[0])

@@ -94,8 +94,9 @@ def post_answered(url: str, payload: dict, *, deadline: float, timeout: float, s
         if 200 <= answer.status < 300:
             return answer
         if answer.status == 400:
+            # what comes of it (not sent again) is the caller's to say, once
             raise Rejected(f"{service} refused the message as invalid (HTTP 400: "
-                           f"{_reason(answer.body, _secret_parts(url, secrets))}); not sent again")
+                           f"{_reason(answer.body, _secret_parts(url, secrets))})")
         if answer.status != 429:
             raise DeliveryFailed(f"{service} answered HTTP {answer.status}")
         wait = _retry_after(answer.headers)
