@@ -75,9 +75,9 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     payload = {
         "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band, min_rows=alerts_min_rows),
         "heatmap_dim": segment_dim, "heatmap_min_rows": alerts_min_rows,
-        "marks": _records(by_segment(data.marks, cube)), "min_rows": min_rows, "start": _first_trend(data),
+        "marks": _records(by_segment(data.marks, cube["segments"])), "min_rows": min_rows, "start": _first_trend(data),
         "cold_start": [f for f in cold_start if f in cube["features"]],
-        "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
+        "ndcg": _segments_once(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
         "study": _records(data.study),
     }
     dims = {dim for dim, _ in cube["segments"]}
@@ -113,13 +113,22 @@ def _records(frame: pl.DataFrame | None) -> list[dict] | None:
     return frame.with_columns(pl.col(pl.Date).cast(pl.String), pl.col(pl.Float64).round_sig_figs(6)).to_dicts()
 
 
-def by_segment(frame: pl.DataFrame, cube: dict) -> pl.DataFrame:
+def by_segment(frame: pl.DataFrame, segments: list[list[str]]) -> pl.DataFrame:
     """``frame`` with its segment (``segment_dim``, ``segment_value``) replaced by ``s``, the
-    segment's index in ``cube["segments"]``: a value from the logs (6,000 characters, say)
-    travels once in the page, not once per row naming it."""
-    index = pl.DataFrame(cube["segments"], schema=["segment_dim", "segment_value"], orient="row").with_row_index("s")
+    segment's index in ``segments`` ([dim, value] each): a value from the logs (6,000
+    characters, say) travels once in the page, not once per row naming it."""
+    index = pl.DataFrame(segments, schema=["segment_dim", "segment_value"], orient="row").with_row_index("s")
     keyed = frame.join(index, on=["segment_dim", "segment_value"], maintain_order="left")
     return keyed.drop("segment_dim", "segment_value")
+
+
+def _segments_once(frame: pl.DataFrame | None) -> dict | None:
+    """``frame``'s rows for the page's JSON with its segments listed once: ``segments`` ([dim,
+    value] each) and ``rows``, each naming its segment by ``s``, its index there."""
+    if frame is None:
+        return None
+    segments = [list(row) for row in frame.select("segment_dim", "segment_value").unique(maintain_order=True).iter_rows()]
+    return {"segments": segments, "rows": _records(by_segment(frame, segments))}
 
 
 def trend_link(feature: str, segment_dim: str, segment_value: str) -> str:

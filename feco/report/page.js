@@ -222,11 +222,12 @@ function drawNdcg() {
   const metric = $("ndcg-metric").value;
   const name = metric === "ndcg4" ? "NDCG@4" : "NDCG@8";
   const lines = new Map();
-  for (const row of DATA.ndcg) {
-    if (row.segment_dim !== dim && row.segment_dim !== "all") continue;
-    const key = describe(row.segment_dim, row.segment_value);
+  for (const row of DATA.ndcg.rows) {
+    const [segmentDim, segmentValue] = DATA.ndcg.segments[row.s];
+    if (segmentDim !== dim && segmentDim !== "all") continue;
+    const key = describe(segmentDim, segmentValue);
     if (!lines.has(key)) lines.set(key, { x: [], y: [], customdata: [], name: key, mode: "lines+markers",
-      line: row.segment_dim === "all" ? { color: "#111", width: 3 } : { width: 1.5 },
+      line: segmentDim === "all" ? { color: "#111", width: 3 } : { width: 1.5 },
       hovertemplate: `${key} %{y:.4f} (%{customdata})<extra></extra>` });
     const line = lines.get(key);
     line.x.push(row.ds);
@@ -316,7 +317,7 @@ if ($("cold-feature")) {
   drawColdStart();
 }
 if (DATA.ndcg) {
-  fill($("ndcg-dim"), [...new Set(DATA.ndcg.map((r) => r.segment_dim))].filter((d) => d !== "all").concat(["all"]), null);
+  fill($("ndcg-dim"), [...new Set(DATA.ndcg.segments.map(([dim]) => dim))].filter((d) => d !== "all").concat(["all"]), null);
   for (const id of ["ndcg-dim", "ndcg-metric"]) $(id).addEventListener("change", drawNdcg);
   drawNdcg();
 }

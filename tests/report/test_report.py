@@ -116,9 +116,9 @@ def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
     assert all(status[key] == "rendered" for key in (*ALWAYS, *RANKER, "sampling-study")), status
     assert "<td>40,000</td>" in page  # rows read of the 16-window configuration
     payload = _payload(page)
-    assert {row["segment_dim"] for row in payload["ndcg"]} == {"all", "region"}
+    assert {dim for dim, _ in payload["ndcg"]["segments"]} == {"all", "region"}
     assert payload["shap"]["eng_ctr"][0] == [str(START), 0.5]  # the scoring model's share, its reference line
-    assert payload["ndcg"][0]["ndcg8"] == pytest.approx(0.65)
+    assert payload["ndcg"]["rows"][0]["ndcg8"] == pytest.approx(0.65)
 
 
 def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
@@ -209,8 +209,9 @@ def test_values_from_the_logs_cannot_end_or_comment_out_the_pages_script(warehou
 
 
 def test_a_long_segment_value_is_stored_once_and_the_page_stays_small(warehouse, tmp_path):
-    """A 6,000-character value too small to judge in every cell of the heatmap, with an alert on
-    each day: the page holds it once (the cube's segments), the cells and marks name it by index."""
+    """A 6,000-character value too small to judge in every cell of the heatmap, with an alert and
+    the ranker's NDCG on each day: the page holds it twice (the cube's segments, the NDCG's), the
+    cells, marks and NDCG rows name it by index."""
     value = "<long & " + "x" * 6_000 + ">"
     with duckdb.connect(str(warehouse)) as conn:
         for day in range(DAYS):
@@ -220,12 +221,17 @@ def test_a_long_segment_value_is_stored_once_and_the_page_stays_small(warehouse,
             conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, baseline, "
                          "threshold, severity, status, n_rows) VALUES (?, ?, 'eng_ctr', 'region', ?, "
                          "'drop_vs_moving_average', 0.5, 0.9, 0.8, 'high', 'open', 50)", [ds, f"long{day}", value])
+            conn.execute("INSERT INTO ranker_daily BY NAME SELECT ? AS ds, 'ref' AS run_id, 'region' AS segment_dim, "
+                         "? AS segment_value, 20 AS queries, 10 AS queries_evaluated, 10 AS queries_no_relevant, "
+                         "6.0 AS ndcg4_sum, 6.5 AS ndcg8_sum", [ds, value])
     small = _page(write_report(warehouse, tmp_path / "small").parent)
     escaped = value.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    assert small.count("x" * 6_000) == 1 and escaped in small
+    assert small.count("x" * 6_000) == 2 and escaped in small
     data = _payload(small)
     assert sum(len(row) for row in data["heatmap"]["region"]["unjudged"] if row) and len(data["marks"]) >= DAYS
-    assert len(small) < len(_page(write_report(build(tmp_path / "plain.duckdb"), tmp_path / "plain").parent)) + 10_000
+    assert len(data["ndcg"]["rows"]) == DAYS
+    plain = _page(write_report(build(tmp_path / "plain.duckdb"), tmp_path / "plain").parent)
+    assert len(small) < len(plain) + 4 * len(value)  # the value twice, and the NDCG section
 
 
 def test_a_heatmap_cell_with_an_unjudged_segment_is_never_coloured_healthy():
