@@ -83,9 +83,8 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     window has files (unless ``allow_incomplete``), and their columns (in any order, of the
     same types) hold the timestamp, the event id and what else the config names. These are the
     input checks of both engines, with ``check_one_file_per_event`` and
-    ``check_one_window_per_event``. A folder's hour files or
-    the data files a table's metadata gives each window: the source the config names
-    (feco.sources) finds them."""
+    ``check_one_window_per_event``. A folder's hour files or the data files a table's metadata
+    gives each window: the source the config names (feco.sources) finds them."""
     return source_for(config).window_files(ds, allow_incomplete=allow_incomplete)
 
 
