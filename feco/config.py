@@ -54,11 +54,18 @@ OPTIONAL_COLUMNS = (
 # Paths and dates may still be written as strings.
 FilePath = Annotated[Path, Field(strict=False)]
 Day = Annotated[date, Field(strict=False)]
-Seed = Annotated[int, Field(ge=0)]
+Seed = Annotated[int, Field(ge=0, le=2**31 - 1)]  # within a 32-bit integer, as tables store seeds
+
+# Every number has an upper bound as well: past it a value is a slip (`events_per_window =
+# 300000000000000000000`), which would otherwise overflow far from the config (a 32-bit column,
+# a timedelta, a socket's timeout). Floats must be finite (`timeout_seconds = inf`, `nan`).
+MAX_COUNT = 1_000_000_000  # events, rows, rounds, resamples: within a 32-bit column
+MAX_DAYS = 3_660  # a span of days: ten years
+MAX_SECONDS = 3_600  # a wait for a channel: past an hour it is down, not slow
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class Paths(_Model):
@@ -219,9 +226,9 @@ LogSchema = create_model(
 
 
 class Sampling(_Model):
-    windows: Annotated[int, Field(ge=1)] = 8
+    windows: Annotated[int, Field(ge=1, le=MINUTES_PER_DAY)] = 8
     window_minutes: Annotated[int, Field(ge=1, le=MINUTES_PER_DAY)] = 10
-    events_per_window: Annotated[int, Field(ge=1)] = 200_000
+    events_per_window: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 200_000
     window_starts: list[str] | None = None
     seed: Seed = 0
 
@@ -349,16 +356,16 @@ class Segments(_Model):
     # weeks' (the templates' 28) nearer: nine tenths and under three quarters in the bench's
     # worlds. 7 here: a warehouse counted with a week's bands keeps them (its reference period
     # was counted with them).
-    band_days: Annotated[int, Field(ge=1)] = 7
+    band_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 7
     head_share: Annotated[float, Field(gt=0, lt=1)] = 0.5
     torso_share: Annotated[float, Field(gt=0, lt=1)] = 0.3
-    new_product_days: Annotated[int, Field(ge=1)] = 30
+    new_product_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 30
     # Product age bands by days since first seen ('0d', '1-2d', '3-6d', '7-13d', '14-29d',
     # '30-89d', '90d+'): cold start by age, and what explains a segment's coverage when its
     # mix of product ages changes (a batch of new products lands: on its first day none of it
     # has engagement yet, so the youngest bands are narrow). new_product_days is one of the
     # edges, so the bands nest in product_age.
-    age_band_days: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 3, 7, 14, 30, 90],
+    age_band_days: list[Annotated[int, Field(ge=1, le=MAX_DAYS)]] = Field(default_factory=lambda: [1, 3, 7, 14, 30, 90],
                                                               min_length=1)
 
     @model_validator(mode="after")
@@ -397,18 +404,18 @@ class DropSettings(_Model):
 
     relative: Annotated[float, Field(ge=0, lt=1)] = 0.10
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.02
-    k: Annotated[float, Field(ge=0)] = 3.0
+    k: Annotated[float, Field(ge=0, le=100)] = 3.0
     # A segment (not all traffic) is judged against the rest of traffic (its usual ratio to
     # it), which a day-to-day swing common to all traffic does not move; the swing itself is
     # judged once, in all traffic. false: segments are judged on their own days.
     against_rest: bool = True
-    baseline_days: Annotated[int, Field(ge=1)] = 7
+    baseline_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 7
     # Days whose daily values give the day-to-day spread: eight weeks hold the weekly pattern
     # twice over, one bad day among them does not mask the days after it, and a spread learnt
     # from more days is surer (a smaller critical value on more degrees of freedom).
-    spread_days: Annotated[int, Field(ge=2)] = 56
+    spread_days: Annotated[int, Field(ge=2, le=MAX_DAYS)] = 56
     # Persistence: the drop must show in at least this many of the day's windows (0: off).
-    min_windows: Annotated[int, Field(ge=0)] = 0
+    min_windows: Annotated[int, Field(ge=0, le=MINUTES_PER_DAY)] = 0
 
 
 class DecaySettings(_Model):
@@ -420,10 +427,10 @@ class DecaySettings(_Model):
     absolute: Annotated[float, Field(ge=0, lt=1)] = 0.01
     reference: ReferencePeriod | None = None
     # The weekly level's usual movement is measured over whole weeks at most this many days back.
-    wander_days: Annotated[int, Field(ge=21)] = 84
+    wander_days: Annotated[int, Field(ge=21, le=MAX_DAYS)] = 84
     # A rise held this many days in a row (every day above the reference by the relative and
     # absolute margins: a launch, a rollout filling in) becomes the series' reference.
-    follow_days: Annotated[int, Field(ge=1)] = 7
+    follow_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 7
 
 
 class MissingSettings(_Model):
@@ -465,11 +472,11 @@ class Notify(_Model):
     webhook_url_env: str | None = "FECO_WEBHOOK_URL"
     airflow_connection: str | None = None
     # One request may take this long in all (connect, send, answer), not per socket read.
-    timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
+    timeout_seconds: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 5.0
     # A run's whole delivery ends by then; what is not sent by then is failed and retried.
-    deadline_seconds: Annotated[float, Field(gt=0)] = 30.0
+    deadline_seconds: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 30.0
     # More pending messages than this on a channel (after a backfill or an outage): one digest.
-    digest_after: Annotated[int, Field(ge=1)] = 3
+    digest_after: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 3
     # The report's path (relative to the config's folder) or URL, named in a digest and linked
     # from a Slack message.
     report: str | None = None
@@ -482,7 +489,7 @@ class Incidents(_Model):
     """When an incident resolves and which ones page a person."""
 
     # Days in a row its segment must be back within its normal band to resolve.
-    resolve_days: Annotated[int, Field(ge=1)] = 2
+    resolve_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 2
     # Incidents milder than this, or whose headline segment holds less than this share of the
     # day's rows, are tracked and listed but page no one.
     page_min_severity: Literal["low", "medium", "high", "critical"] = "medium"
@@ -497,7 +504,7 @@ class Incidents(_Model):
     # two of every weekday, and before that a weekday swing looks like a failure. Incidents are
     # tracked and listed from the first day; collapses, floors and missing columns page from the
     # first days.
-    page_after_days: Annotated[int, Field(ge=0)] = 14
+    page_after_days: Annotated[int, Field(ge=0, le=MAX_DAYS)] = 14
 
 
 class CostTiers(_Model):
@@ -524,10 +531,10 @@ class SeveritySettings(_Model):
     tiers: CostTiers = Field(default_factory=CostTiers)
     # The replay's reference: this many clean sampled days before the incident's onset (among
     # the lookback_days before it), at most `events` of their events in its segment.
-    reference_days: Annotated[int, Field(ge=1)] = 7
-    lookback_days: Annotated[int, Field(ge=1)] = 28
-    events: Annotated[int, Field(ge=10)] = 5_000
-    resamples: Annotated[int, Field(ge=100)] = 1_000
+    reference_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 7
+    lookback_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 28
+    events: Annotated[int, Field(ge=10, le=MAX_COUNT)] = 5_000
+    resamples: Annotated[int, Field(ge=100, le=MAX_COUNT)] = 1_000
     seed: Seed = 1
 
     @model_validator(mode="after")
@@ -547,16 +554,16 @@ class Readiness(_Model):
     """
 
     marker: str | None = None
-    settle_minutes: Annotated[float, Field(ge=0)] = 30.0
-    wait_hours: Annotated[float, Field(gt=0)] = 6.0
+    settle_minutes: Annotated[float, Field(ge=0, le=MINUTES_PER_DAY)] = 30.0
+    wait_hours: Annotated[float, Field(gt=0, le=24 * 7)] = 6.0
 
 
 class Alerts(_Model):
     # Pages a week about nothing wrong (an incident's opening and its resolution are two) the
     # team accepts for the whole warehouse: it sets every coverage rule's critical value.
-    false_pages_per_week: Annotated[float, Field(gt=0)] = 0.5
-    warmup_days: Annotated[int, Field(ge=0)] = 7
-    min_rows: Annotated[int, Field(ge=0)] = 500
+    false_pages_per_week: Annotated[float, Field(gt=0, le=MAX_COUNT)] = 0.5
+    warmup_days: Annotated[int, Field(ge=0, le=MAX_DAYS)] = 7
+    min_rows: Annotated[int, Field(ge=0, le=MAX_COUNT)] = 500
     # A day whose sampled events fall below this share of their usual level (the last week's
     # median, or the same weekday's over four weeks when lower) raises volume_drop.
     volume_drop: Annotated[float, Field(gt=0, lt=1)] = 0.5
@@ -602,25 +609,25 @@ class Ranker(_Model):
     team's own model, when it names one; how the daily attribution samples rows."""
 
     params: dict[str, float | int | str | bool] = Field(default_factory=_default_lightgbm_params)
-    num_boost_round: Annotated[int, Field(ge=1)] = 500
-    early_stopping_rounds: Annotated[int, Field(ge=1)] = 30
+    num_boost_round: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 500
+    early_stopping_rounds: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 30
     # Trained on the sampled days before the training date; the last days validate.
-    reference_days: Annotated[int, Field(ge=2)] = 14
-    validation_days: Annotated[int, Field(ge=1)] = 2
+    reference_days: Annotated[int, Field(ge=2, le=MAX_DAYS)] = 14
+    validation_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 2
     models: FilePath = Path("models")
-    shap_sample_rows: Annotated[int, Field(ge=1)] = 5_000
+    shap_sample_rows: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 5_000
     # The score step's daily SHAP per segment: all the day's sampled rows, or a seeded sample
     # of this many when there are more (exact TreeSHAP costs about a hundred predictions a row).
-    shap_rows: Annotated[int, Field(ge=1)] = 250
+    shap_rows: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 250
     # ... and at least this many rows of each segment that can page, drawn within it: 250 rows
     # a day hold ~37 of a 15% segment, too few to see a rank-10 feature's drop there.
-    shap_segment_rows: Annotated[int, Field(ge=0)] = 200
+    shap_segment_rows: Annotated[int, Field(ge=0, le=MAX_COUNT)] = 200
     segments: list[Literal["region"]] = Field(default_factory=lambda: ["region"])
     # The served order (1 = shown first), for the NDCG of what was served.
     position: str = "position"
     seed: Seed = 1
     # The scheduled ranker DAG retrains when the model valid on the next day is this old.
-    retrain_days: Annotated[int, Field(ge=1)] = 7
+    retrain_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 7
     model: ServingModel | None = None
 
     @model_validator(mode="after")
@@ -634,8 +641,8 @@ class AirflowTasks(_Model):
     """How the Airflow DAGs retry a failed task. Read where the DAGs are parsed (from
     $FECO_CONFIG), so a change applies from the next parse, not to runs already queued."""
 
-    retries: Annotated[int, Field(ge=0)] = 2
-    retry_delay_minutes: Annotated[float, Field(ge=0)] = 5.0
+    retries: Annotated[int, Field(ge=0, le=100)] = 2
+    retry_delay_minutes: Annotated[float, Field(ge=0, le=MINUTES_PER_DAY)] = 5.0
 
 
 class Spark(_Model):
@@ -758,16 +765,39 @@ def parse_config(raw: dict, *, source: Path) -> Config:
 
 
 def _describe(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+    problems: dict[str, list[str]] = {}
+    for item in _within_its_own_type(error.errors()):
+        key = ".".join(str(part) for part in item["loc"] if part not in _UNION_MEMBERS) or "(top level)"
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown key" + _did_you_mean(item["loc"])
         elif item["type"] == "missing":
             message = "required key is missing"
-        problems.append(f"key '{key}': {message}")
-    return "; ".join(problems)
+        problems.setdefault(key, []).append(message)
+    return "; ".join(f"key '{key}': {_either(messages)}" for key, messages in problems.items())
+
+
+def _either(messages: list[str]) -> str:
+    """'Input should be a valid integer or a valid string', from a union's members."""
+    first, *others = messages
+    return " or ".join([first, *(m.removeprefix("Input should be ") for m in others)])
+
+
+# How pydantic names the member of a union (ranker.params' values) a value was tried against.
+_UNION_MEMBERS = {"float", "int", "str", "bool"}
+_TYPE_MISMATCHES = {"float_type", "int_type", "string_type", "bool_type"}
+
+
+def _within_its_own_type(items: list[dict]) -> list[dict]:
+    """A value tried against each member of a union fails each: ``nan`` is no int, no string
+    and no bool, but what is wrong with it is that it is not finite. Where a value failed a
+    member of its own type, that is the error; the others are dropped."""
+    def key(item: dict) -> tuple:
+        return tuple(part for part in item["loc"] if part not in _UNION_MEMBERS)
+
+    own_type = {key(item) for item in items if item["loc"] and item["loc"][-1] in _UNION_MEMBERS
+                and item["type"] not in _TYPE_MISMATCHES}
+    return [item for item in items if key(item) not in own_type or item["type"] not in _TYPE_MISMATCHES]
 
 
 def _did_you_mean(loc: tuple) -> str:

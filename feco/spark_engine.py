@@ -5,8 +5,9 @@ Each task runs the DuckDB engine's own code for its window (``feco.sampling.samp
 choose the events from the window's (event id, timestamp) columns, then read and write only
 their rows), so both engines choose the same events and write the same files by construction.
 The input checks run first, in this process (``window_files``: hour folders, footers, columns);
-the tasks' summaries and query counts come back here and the day is swapped in as the DuckDB
-engine does (``replace_day``). Coverage is then counted from the sample files in this process,
+the tasks' summaries, event ids and query counts come back here, the checks across windows run
+on them (an event id in two windows, windows without rows) and the day is swapped in as the
+DuckDB engine does (``replace_day``). Coverage is then counted from the sample files in this process,
 as for the DuckDB engine: the sample is bounded by the config, the logs are what grows.
 
 Why tasks of feco's code and not Spark SQL: on the same day Spark SQL's executors spent about
@@ -34,6 +35,8 @@ from feco.config import Config
 from feco.errors import FecoError, UsageError
 from feco.sample_folder import keep_day_query_events
 from feco.sampling import (
+    SampledWindow,
+    check_one_window_per_event,
     check_windows,
     replace_day,
     sample_window,
@@ -93,9 +96,10 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
         refused = [outcome for outcome in outcomes if isinstance(outcome, FecoError)]
         if refused:
             raise refused[0]
-        summaries = [summary for summary, _ in outcomes]
+        summaries = [outcome.summary for outcome in outcomes]
+        check_one_window_per_event(ds, windows, [outcome.events for outcome in outcomes])
         check_windows(ds, config, windows, summaries, allow_incomplete=allow_incomplete)
-        keep_day_query_events([pairs for summary, pairs in outcomes if summary.events_sampled], day, config)
+        keep_day_query_events([o.query_events for o in outcomes if o.summary.events_sampled], day, config)
         return window_summary_frame(summaries)
 
     return replace_day(ds, config, write_windows)
@@ -114,7 +118,7 @@ def _run(tasks) -> list:
 
 
 def _sample_window(window: WindowFiles, *, schema: pl.Schema, day: Location, ds: date,
-                   config: Config) -> tuple | FecoError:
+                   config: Config) -> SampledWindow | FecoError:
     """A task: the window sampled, or the refusal feco's checks gave (returned, not raised,
     so that Spark does not retry a refusal and the driver raises it as it is)."""
     try:

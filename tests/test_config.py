@@ -82,6 +82,24 @@ def test_bad_config_is_one_error_naming_key_and_file(tmp_path, extra, expected):
     assert str(path) in str(error.value)
 
 
+@pytest.mark.parametrize(("extra", "key"), [
+    ("[sampling]\nevents_per_window = 300000000000000000000\n", "sampling.events_per_window"),
+    ("[sampling]\nseed = 18446744073709551616\n", "sampling.seed"),
+    ("[segments]\nband_days = 1000000000000\n", "segments.band_days"),
+    ("[alerts]\nmin_rows = 9223372036854775807\n", "alerts.min_rows"),
+    ("[alerts.notify]\ntimeout_seconds = inf\n", "alerts.notify.timeout_seconds"),
+    ("[alerts.notify]\ndeadline_seconds = 1e300\n", "alerts.notify.deadline_seconds"),
+    ("[alerts.drop]\nk = inf\n", "alerts.drop.k"),
+    ("[readiness]\nwait_hours = inf\n", "readiness.wait_hours"),
+    ("[ranker.params]\nlearning_rate = nan\n", "ranker.params.learning_rate"),
+])
+def test_numbers_must_be_finite_and_within_sane_bounds(tmp_path, extra, key):
+    path = write(tmp_path, MINIMAL + extra)
+    with pytest.raises(ConfigError, match=f"^{path}: key '{key}[.']") as error:
+        load_config(path)
+    assert "\n" not in str(error.value)
+
+
 def test_missing_file_and_bad_toml(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")

@@ -1,11 +1,11 @@
 """Logs as a careless writer leaves them: each ends in one clear line or a counted warning,
 never in a traceback, a silent drop or a count taken twice, with either engine: both run the
-same input checks (``feco.sampling.window_files`` and ``check_one_file_per_event``). The Spark
-cases start a local JVM and are marked slow."""
+same input checks (``feco.sampling.window_files``, ``check_one_file_per_event`` and
+``check_one_window_per_event``). The Spark cases start a local JVM and are marked slow."""
 
 import json
 import shutil
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import duckdb
 import polars as pl
@@ -183,6 +183,20 @@ def test_events_split_over_two_files_are_refused(config, engine):
         sampling = {"windows": 1, "window_minutes": 60, "window_starts": ["04:00"], "events_per_window": events}
         with pytest.raises(DataError, match="have rows in two files"):
             sample_day(DAY, make_config(config.source.parent, sampling=sampling, **engine_sections(engine)))
+
+
+def test_event_ids_of_one_hour_reused_in_another_are_counted_and_refused(config):
+    """Hour 4's events again in hour 7, three hours later: each window sees every event once,
+    so only comparing the windows finds them."""
+    shifted = pl.read_parquet(hour_file(config, 4)).with_columns(pl.col("event_ts") + timedelta(hours=3))
+    shifted.write_parquet(hour_file(config, 7, "part-1.parquet"))
+    in_window = pl.col("event_ts").dt.time().is_between(time(7, 25), time(7, 35), closed="left")  # the third one
+    reused = shifted.filter(in_window).get_column("event_id").n_unique()
+    with pytest.raises(DataError, match=f"^{reused} event ids of {DAY} are in two sampling windows") as refused:
+        sample_day(DAY, config)
+    for path in (hour_file(config, 4), hour_file(config, 7, "part-1.parquet")):
+        assert str(path) in str(refused.value)
+    assert not (config.paths.samples / f"ds={DAY}").exists()
 
 
 def test_null_event_ids_and_timestamps_are_counted_not_dropped_silently(tmp_path, capsys, engine):

@@ -15,12 +15,24 @@ import pytest
 
 from feco.cli import main as feco
 from feco.sql_files import migrations
-from feco.warehouse import held_migrations
+from feco.warehouse import held_migrations, open_for_write
 
 RELEASES = Path(__file__).parent / "fixtures" / "releases"
 NEXT_DAY = date(2026, 11, 13)
 RENAMED = {("sample_windows", "window"): "window_index",  # migration 010
            ("coverage_states", "window"): "window_index"}  # 031
+
+
+# What a release from before the ledger (5ad13d4, the last) reads of a warehouse: the columns
+# its `status` (status_days) and `alerts` (incident_list) read, all still there.
+PRE_LEDGER_READS = {
+    "runs": ["ds", "published_at", "events_sampled"],
+    "feature_status": ["status"],
+    "sample_windows": ["ds", "events_sampled", "hours_missing", "rows_null_event_id", "rows_null_timestamp"],
+    "incident_summary": ["incident_id", "opened_ds", "last_ds", "severity_rank", "rows_lost", "alerts", "feature",
+                         "segment_dim", "segment_value", "status", "paged", "detail"],
+}
+PRE_LEDGER_SECTION = "## A release from before the ledger on a newer warehouse"
 
 
 def restore(release: Path, folder: Path) -> Path:
@@ -81,3 +93,24 @@ def test_a_release_s_warehouse_upgrades_keeps_its_rows_and_runs_on(release, tmp_
     with duckdb.connect(str(warehouse), read_only=True) as conn:
         assert sorted(held_migrations(conn)) == sorted(migrations())
         assert conn.sql("SELECT count(*) FROM runs WHERE ds = $ds", params={"ds": NEXT_DAY}).fetchall() == [(1,)]
+
+
+def test_what_a_release_before_the_ledger_makes_of_an_upgraded_warehouse_is_documented(tmp_path):
+    """Its run refuses (a version above its 11), its status and alerts read on (exit 0) and its
+    report fails on coverage_states' renamed window: docs/warehouse.md says so, command by command."""
+    warehouse = restore(RELEASES / "5ad13d4", tmp_path)
+    with open_for_write(warehouse):
+        pass
+    with duckdb.connect(str(warehouse), read_only=True) as conn:
+        columns = {table: set(conn.sql(f'SELECT * FROM "{table}" LIMIT 0').columns)
+                   for table in (*PRE_LEDGER_READS, "coverage_states")}
+        version = conn.sql("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    assert version > max(int(name.split("_")[0]) for name in migrations())
+    assert all(set(read) <= columns[table] for table, read in PRE_LEDGER_READS.items())
+    assert "window" not in columns["coverage_states"]
+    docs = (Path(__file__).parents[1] / "docs" / "warehouse.md").read_text()
+    assert PRE_LEDGER_SECTION in docs
+    section = docs.split(PRE_LEDGER_SECTION)[1].split("\n## ")[0]
+    for said in ("`run`", "| `status` | 0 |", "| `alerts`, `drops` | 0 |", "| `query` | 0 |",
+                 "| `report` | 1, a traceback |", "031"):
+        assert said in section

@@ -74,10 +74,10 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     cold_start = cold_start_features or _largest_gap(data.coverage, count=4)
     payload = {
         "cube": cube, "heatmap": heatmap_grids(cube, data.coverage, data.band, min_rows=alerts_min_rows),
-        "heatmap_dim": segment_dim,
-        "marks": _records(data.marks), "min_rows": min_rows, "start": _first_trend(data),
+        "heatmap_dim": segment_dim, "heatmap_min_rows": alerts_min_rows,
+        "marks": _records(by_segment(data.marks, cube["segments"])), "min_rows": min_rows, "start": _first_trend(data),
         "cold_start": [f for f in cold_start if f in cube["features"]],
-        "ndcg": _records(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
+        "ndcg": _segments_once(data.ndcg), "shap": _shap(data.shap), "grid": _records(grid),
         "study": _records(data.study),
     }
     dims = {dim for dim, _ in cube["segments"]}
@@ -111,6 +111,24 @@ def _records(frame: pl.DataFrame | None) -> list[dict] | None:
     if frame is None:
         return None
     return frame.with_columns(pl.col(pl.Date).cast(pl.String), pl.col(pl.Float64).round_sig_figs(6)).to_dicts()
+
+
+def by_segment(frame: pl.DataFrame, segments: list[list[str]]) -> pl.DataFrame:
+    """``frame`` with its segment (``segment_dim``, ``segment_value``) replaced by ``s``, the
+    segment's index in ``segments`` ([dim, value] each): a value from the logs (6,000
+    characters, say) travels once in the page, not once per row naming it."""
+    index = pl.DataFrame(segments, schema=["segment_dim", "segment_value"], orient="row").with_row_index("s")
+    keyed = frame.join(index, on=["segment_dim", "segment_value"], maintain_order="left")
+    return keyed.drop("segment_dim", "segment_value")
+
+
+def _segments_once(frame: pl.DataFrame | None) -> dict | None:
+    """``frame``'s rows for the page's JSON with its segments listed once: ``segments`` ([dim,
+    value] each) and ``rows``, each naming its segment by ``s``, its index there."""
+    if frame is None:
+        return None
+    segments = [list(row) for row in frame.select("segment_dim", "segment_value").unique(maintain_order=True).iter_rows()]
+    return {"segments": segments, "rows": _records(by_segment(frame, segments))}
 
 
 def trend_link(feature: str, segment_dim: str, segment_value: str) -> str:
@@ -259,9 +277,15 @@ def _at_risk(rows: pl.DataFrame | None) -> Section:
     return Section("ndcg-at-risk", title, body=body)
 
 
+SHOWN_CHARACTERS = 80  # of a segment value, as page.js's shown(): the rest is an ellipsis
+
+
 def segment_label(dim: pl.Expr, value: pl.Expr) -> pl.Expr:
-    """'all traffic' or 'region: DE', as the page's charts name segments."""
-    return pl.when(dim == "all").then(pl.lit("all traffic")).otherwise(dim + ": " + value)
+    """'all traffic' or 'region: DE', as the page's charts name segments; a value longer than
+    SHOWN_CHARACTERS is cut there, with an ellipsis."""
+    shown = (pl.when(value.str.len_chars() > SHOWN_CHARACTERS)
+             .then(value.str.slice(0, SHOWN_CHARACTERS - 1) + "…").otherwise(value))
+    return pl.when(dim == "all").then(pl.lit("all traffic")).otherwise(dim + ": " + shown)
 
 
 def _trends() -> Section:

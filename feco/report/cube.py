@@ -67,9 +67,11 @@ def heatmap_grids(cube: dict, coverage: pl.DataFrame, band: pl.DataFrame, *, min
     """Per segment dimension, features × days: how far each cell's worst segment stood from
     what the drop rule expected, in units of the rule's margin (0: as expected, -1: at the
     line it fires below, positive: above). ``segment`` names that segment by its index in
-    ``cube["segments"]``; cells the rule did not judge are None. ``unjudged`` says which of a
-    cell's segments had fewer than ``min_rows`` sampled rows (not judged): such a cell is
-    never coloured healthy, only by a drop its judged segments show.
+    ``cube["segments"]``; cells the rule did not judge are None. ``unjudged`` lists a cell's
+    segments with fewer than ``min_rows`` sampled rows (not judged), each as [its index in
+    ``cube["segments"]``, its rows], so that a segment's value travels once, in the cube, however
+    many cells it is unjudged in (None: all judged). Such a cell is never coloured healthy, only
+    by a drop its judged segments show.
 
     Scaling by the margin colours a weekday dip the rule expects as ordinary, and makes a
     small segment's noise as pale as the rule finds it.
@@ -80,9 +82,9 @@ def heatmap_grids(cube: dict, coverage: pl.DataFrame, band: pl.DataFrame, *, min
               .with_columns(((pl.col("coverage") - pl.col("expected")) / (pl.col("expected") - pl.col("lower"))).alias("score"))
               .sort("score").group_by("segment_dim", "feature", "ds", maintain_order=True).first()
               .join(segment_index, on=["segment_dim", "segment_value"]))
-    small = (coverage.filter(pl.col("n_rows") < min_rows).sort("segment_value")
-             .group_by("segment_dim", "feature", "ds")
-             .agg(pl.format("{} ({} rows)", "segment_value", "n_rows").str.join(", ").alias("values")))
+    small = (coverage.filter(pl.col("n_rows") < min_rows).join(segment_index, on=["segment_dim", "segment_value"])
+             .sort("s").group_by("segment_dim", "feature", "ds")
+             .agg(pl.concat_list(pl.col("s").cast(pl.Int64), "n_rows").alias("values")))
     day_of = {day: d for d, day in enumerate(cube["days"])}
     feature_of = {feature: f for f, feature in enumerate(cube["features"])}
     grids = {}
@@ -95,7 +97,7 @@ def heatmap_grids(cube: dict, coverage: pl.DataFrame, band: pl.DataFrame, *, min
             z[f][d], worst[f][d] = round(score, 2), s
         for feature, ds, values in small.filter(pl.col("segment_dim") == dim).select("feature", "ds", "values").iter_rows():
             f, d = feature_of[feature], day_of[ds.isoformat()]
-            unjudged[f][d] = f"not judged: {values}, under min_rows ({min_rows:,})"
+            unjudged[f][d] = values
             if z[f][d] is not None and z[f][d] > -1:  # the judged ones look fine; the others were not looked at
                 z[f][d] = None
         grids[dim] = {"z": z, "segment": worst, "unjudged": unjudged}

@@ -50,13 +50,20 @@ function plain(text) {
   return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/%/g, "&#37;");
 }
 
+// A value from the logs as the page shows it: at most 80 characters (build.SHOWN_CHARACTERS),
+// the rest an ellipsis; the page's data hold it whole, once.
+function shown(text) {
+  const characters = [...String(text)];
+  return characters.length > 80 ? characters.slice(0, 79).join("") + "\u2026" : String(text);
+}
+
 // A segment as a Plotly label.
 function describe(dim, value) {
-  return plain(dim === "all" ? "all traffic" : `${dim}: ${value}`);  // as build.segment_label
+  return plain(dim === "all" ? "all traffic" : `${dim}: ${shown(value)}`);  // as build.segment_label
 }
 
 function fill(select, options, chosen) {
-  select.replaceChildren(...options.map((o) => new Option(o, o)));
+  select.replaceChildren(...options.map((o) => new Option(shown(o), o)));
   if (options.includes(chosen)) select.value = chosen;
 }
 
@@ -83,7 +90,7 @@ function drawTrend() {
   const s = SEGMENT.get(dim + "\u0000" + value);
   const traces = segmentsOf(dim).filter((seg) => seg.s !== s).map((seg, k) => ({
     x: DAYS, y: readable(f, seg.s), name: `other ${plain(dim)} values`, legendgroup: "siblings", showlegend: k === 0,
-    mode: "lines", line: { color: "#c4c4c4", width: 1 }, hovertemplate: `${plain(seg.value)} %{y:.2f}%<extra></extra>`,
+    mode: "lines", line: { color: "#c4c4c4", width: 1 }, hovertemplate: `${plain(shown(seg.value))} %{y:.2f}%<extra></extra>`,
   }));
   traces.push(
     { x: DAYS, y: share("lower", f, s), name: "alert below (drop rule)", mode: "lines",
@@ -97,7 +104,7 @@ function drawTrend() {
       mode: "lines+markers", line: { color: "#111", width: 2.5 }, marker: { size: 5 },
       hovertemplate: "coverage %{y:.2f}% of %{customdata:,} rows<extra></extra>" },
   );
-  const marks = DATA.marks.filter((m) => m.feature === trend.feature.value && m.segment_dim === dim && m.segment_value === value);
+  const marks = DATA.marks.filter((m) => m.feature === trend.feature.value && m.s === s);
   if (marks.length) {
     // Each alert with the band its own rule used that day: a dash at what it expected, a
     // whisker down to the line it fires below (a decay compares the 7-day average).
@@ -149,7 +156,7 @@ function drawHeatmap() {
   const dim = $("heatmap-dim").value;
   const grid = DATA.heatmap[dim];
   const text = grid.segment.map((row, f) => row.map((s, d) => {
-    const unjudged = grid.unjudged[f][d] ? plain(grid.unjudged[f][d]) : null;
+    const unjudged = grid.unjudged[f][d] ? notJudged(grid.unjudged[f][d]) : null;
     if (s === null || grid.z[f][d] === null) return unjudged || "not judged";
     const at = (f * S + s) * D + d;
     const pct = (name) => (SHARES[name][at] / 100).toFixed(2) + "%";
@@ -172,6 +179,12 @@ function drawHeatmap() {
   }, PLOT);
 }
 
+// A cell's segments too small to judge, each [its index in CUBE.segments, its rows].
+function notJudged(segments) {
+  const listed = segments.map(([s, n]) => `${plain(shown(CUBE.segments[s][1]))} (${n} rows)`).join(", ");
+  return `not judged: ${listed}, under min_rows (${DATA.heatmap_min_rows.toLocaleString("en-US")})`;
+}
+
 function heatmapClick(event) {
   const point = event.points[0];
   const s = DATA.heatmap[$("heatmap-dim").value].segment[point.pointIndex[0]][point.pointIndex[1]];
@@ -184,7 +197,7 @@ function segmentLines(f, dim) {
   return segmentsOf(dim).map((seg) => {
     const y = readable(f, seg.s);
     const first = y.findIndex((v) => v !== null);
-    const value = plain(seg.value);
+    const value = plain(shown(seg.value));
     const name = first > 0 ? `${value} (from ${DAYS[first].slice(5)})` : value;
     return { x: DAYS, y, name, mode: "lines", line: { width: 2 }, hovertemplate: `${value} %{y:.2f}%<extra></extra>` };
   });
@@ -209,11 +222,12 @@ function drawNdcg() {
   const metric = $("ndcg-metric").value;
   const name = metric === "ndcg4" ? "NDCG@4" : "NDCG@8";
   const lines = new Map();
-  for (const row of DATA.ndcg) {
-    if (row.segment_dim !== dim && row.segment_dim !== "all") continue;
-    const key = describe(row.segment_dim, row.segment_value);
+  for (const row of DATA.ndcg.rows) {
+    const [segmentDim, segmentValue] = DATA.ndcg.segments[row.s];
+    if (segmentDim !== dim && segmentDim !== "all") continue;
+    const key = describe(segmentDim, segmentValue);
     if (!lines.has(key)) lines.set(key, { x: [], y: [], customdata: [], name: key, mode: "lines+markers",
-      line: row.segment_dim === "all" ? { color: "#111", width: 3 } : { width: 1.5 },
+      line: segmentDim === "all" ? { color: "#111", width: 3 } : { width: 1.5 },
       hovertemplate: `${key} %{y:.4f} (%{customdata})<extra></extra>` });
     const line = lines.get(key);
     line.x.push(row.ds);
@@ -303,7 +317,7 @@ if ($("cold-feature")) {
   drawColdStart();
 }
 if (DATA.ndcg) {
-  fill($("ndcg-dim"), [...new Set(DATA.ndcg.map((r) => r.segment_dim))].filter((d) => d !== "all").concat(["all"]), null);
+  fill($("ndcg-dim"), [...new Set(DATA.ndcg.segments.map(([dim]) => dim))].filter((d) => d !== "all").concat(["all"]), null);
   for (const id of ["ndcg-dim", "ndcg-metric"]) $(id).addEventListener("change", drawNdcg);
   drawNdcg();
 }

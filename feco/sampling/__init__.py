@@ -16,11 +16,11 @@ traffic. Logs and samples may live on any filesystem feco.storage knows.
 The sample folder itself (its files, reading it back) is feco.sample_folder.
 """
 
-from feco.sampling.choose import check_windows, window_files, window_summary_frame
+from feco.sampling.choose import check_one_window_per_event, check_windows, window_files, window_summary_frame
 from feco.sampling.day_folder import replace_day
-from feco.sampling.write import sample_day, sample_window, write_sample
+from feco.sampling.write import SampledWindow, sample_day, sample_window, write_sample
 from feco.sources.logfiles import day_windows
 from feco.storage import partition_dir
 
-__all__ = ["check_windows", "day_windows", "partition_dir", "replace_day", "sample_day", "sample_window",
-           "window_files", "window_summary_frame", "write_sample"]
+__all__ = ["SampledWindow", "check_one_window_per_event", "check_windows", "day_windows", "partition_dir",
+           "replace_day", "sample_day", "sample_window", "window_files", "window_summary_frame", "write_sample"]

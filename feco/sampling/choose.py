@@ -1,11 +1,12 @@
 """Choosing a window's events: every k-th in (first timestamp, event id) order after a seeded
 random start, from the window's (event id, timestamp) columns alone.
 
-Memory grows with the events in a window (two columns of them), not with their rows; the
-chosen events' rows are read afterwards (``sampled_rows``), one window at a time. Both
-engines choose here (``chosen_events``), so they choose the same events, and run the same
-input checks (``window_files``, ``check_one_file_per_event``, ``check_windows``). Each window
-gives its ``sample_windows`` row (``WindowSummary``).
+Memory grows with the events in a window (two columns of them), not with their rows, and
+with the day's event ids (the check across windows); the chosen events' rows are read
+afterwards (``sampled_rows``), one window at a time. Both engines choose here
+(``chosen_events``), so they choose the same events, and run the same input checks
+(``window_files``, ``check_one_file_per_event``, ``check_one_window_per_event``,
+``check_windows``). Each window gives its ``sample_windows`` row (``WindowSummary``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class WindowChoice:
     rows: pl.LazyFrame | None  # the window's rows of the chosen events, with FILE; None: no files
     summary: WindowSummary
     files: LogFiles  # the window's hour files, in FILE order
+    events: pl.DataFrame | None  # each of its events' id and first_file (check_one_window_per_event); None: no files
 
 
 def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -> list[WindowChoice]:
@@ -71,6 +73,7 @@ def choose_events(ds: date, config: Config, *, allow_incomplete: bool = False) -
     """
     schema, windows = window_files(ds, config, allow_incomplete=allow_incomplete)
     choices = [choose_window(w, schema, ds=ds, config=config) for w in windows]
+    check_one_window_per_event(ds, windows, [c.events for c in choices])
     check_windows(ds, config, windows, [c.summary for c in choices], allow_incomplete=allow_incomplete)
     return choices
 
@@ -79,9 +82,9 @@ def window_files(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     """The logs' columns and each window's files, once the files have been checked: every
     window has files (unless ``allow_incomplete``), and their columns (in any order, of the
     same types) hold the timestamp, the event id and what else the config names. These are the
-    input checks of both engines, with ``check_one_file_per_event``. A folder's hour files or
-    the data files a table's metadata gives each window: the source the config names
-    (feco.sources) finds them."""
+    input checks of both engines, with ``check_one_file_per_event`` and
+    ``check_one_window_per_event``. A folder's hour files or the data files a table's metadata
+    gives each window: the source the config names (feco.sources) finds them."""
     return source_for(config).window_files(ds, allow_incomplete=allow_incomplete)
 
 
@@ -146,7 +149,7 @@ def choose_window(window: WindowFiles, schema: pl.Schema, *, ds: date, config: C
     files = window.files
     if not files.paths:
         summary = WindowSummary.of(ds, window, available=0, wanted=config.sampling.events_per_window, null_event_ids=0)
-        return WindowChoice(window.window, None, summary, files)
+        return WindowChoice(window.window, None, summary, files, None)
     rows = _window_rows(scan(files, schema), window.window, ts=ts, dtype=schema[ts])
     keys = _collect(rows.select(pl.col(event_id).alias("event_id"), pl.col(ts).alias("ts"), FILE), files)
     events = (keys.drop_nulls("event_id").group_by("event_id")
@@ -155,7 +158,7 @@ def choose_window(window: WindowFiles, schema: pl.Schema, *, ds: date, config: C
     chosen, summary = chosen_events(events, window, ds=ds, config=config,
                                     null_event_ids=keys.get_column("event_id").null_count())
     rows = rows.filter(pl.col(event_id).is_not_null() if chosen is None else pl.col(event_id).is_in(chosen.implode()))
-    return WindowChoice(window.window, rows, summary, files)
+    return WindowChoice(window.window, rows, summary, files, events.select("event_id", "first_file"))
 
 
 def chosen_events(events: pl.DataFrame, window: WindowFiles, *, ds: date, config: Config,
@@ -185,6 +188,32 @@ def check_one_file_per_event(events: pl.DataFrame, window: Window, files: LogFil
         raise DataError(f"{spread.height} events of window {window.index} have rows in two files, e.g. event "
                         f"{event} in {files.names[first]} and {files.names[last]}: a log file copied or "
                         "written twice? Remove the duplicate")
+
+
+def check_one_window_per_event(ds: date, windows: list[WindowFiles], events: list[pl.DataFrame | None]) -> None:
+    """Refuse a day with an event id in two of its windows (ids of one hour reused in another,
+    or an hour's file copied into a later hour): each window sees the event once, but the
+    day's sample would hold two events under one id. ``events`` has, in the order of
+    ``windows``, each window's events (``event_id``, ``first_file``), None for a window without
+    files. Both engines run this check once every window is chosen; it holds the day's event
+    ids (one column per window) at once.
+
+    Raises
+    ------
+    DataError
+        Counting the event ids in two windows, naming one and the two files holding it.
+    """
+    keyed = [frame.with_columns(window=pl.lit(w, pl.Int32)) for w, frame in enumerate(events) if frame is not None]
+    if not keyed:
+        return
+    reused = pl.concat(keyed).filter(pl.col("event_id").is_duplicated()).sort("event_id", "window")
+    if reused.height:
+        event = reused.item(0, "event_id")
+        (a, first_a), (b, first_b) = reused.filter(pl.col("event_id") == event).select("window", "first_file").rows()[:2]
+        raise DataError(f"{reused.get_column('event_id').n_unique()} event ids of {ds} are in two sampling windows, "
+                        f"e.g. event {event} in {windows[a].files.names[first_a]} (window {windows[a].window.index}) "
+                        f"and {windows[b].files.names[first_b]} (window {windows[b].window.index}): event ids reused in another hour, or a "
+                        "log file copied there? Remove the duplicate")
 
 
 def systematic_positions(available: int, wanted: int, *, seed: int, ds: date, window: int) -> np.ndarray:

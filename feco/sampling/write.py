@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
+from typing import NamedTuple
 
 import polars as pl
 
@@ -54,13 +55,21 @@ def write_sample(ds: date, config: Config, *, allow_incomplete: bool = False) ->
     return replace_day(ds, config, write_windows)
 
 
+class SampledWindow(NamedTuple):
+    """What ``sample_window`` hands back to the driver of the Spark engine."""
+
+    summary: WindowSummary  # its sample_windows row
+    events: pl.DataFrame | None  # its events, for check_one_window_per_event; None: no files
+    query_events: pl.DataFrame | None  # its rows' query_event_pairs; None: nothing sampled
+
+
 def sample_window(window: WindowFiles, schema: pl.Schema, day: Location, *, ds: date,
-                  config: Config) -> tuple[WindowSummary, pl.DataFrame | None]:
-    """One window whole: choose its events and write their rows into the day's folder ``day``;
-    its summary row and the rows' query_event_pairs (None: nothing sampled). What the Spark
-    engine runs in a task, a window to a task."""
+                  config: Config) -> SampledWindow:
+    """One window whole: choose its events and write their rows into the day's folder ``day``.
+    What the Spark engine runs in a task, a window to a task."""
     choice = choose_window(window, schema, ds=ds, config=config)
-    return choice.summary, _write_window(choice, day, config) if choice.summary.events_sampled else None
+    pairs = _write_window(choice, day, config) if choice.summary.events_sampled else None
+    return SampledWindow(choice.summary, choice.events, pairs)
 
 
 def _write_window(choice: WindowChoice, day: Location, config: Config) -> pl.DataFrame | None:

@@ -14,7 +14,7 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
-from small_warehouse import DAYS, FEATURES, START, add_attribution
+from small_warehouse import DAYS, FEATURES, START, add_attribution, build
 
 from feco.cli import main as feco
 from feco.errors import DataError, UsageError
@@ -116,9 +116,9 @@ def test_stored_sampling_study_and_ranker_results_render(warehouse, tmp_path):
     assert all(status[key] == "rendered" for key in (*ALWAYS, *RANKER, "sampling-study")), status
     assert "<td>40,000</td>" in page  # rows read of the 16-window configuration
     payload = _payload(page)
-    assert {row["segment_dim"] for row in payload["ndcg"]} == {"all", "region"}
+    assert {dim for dim, _ in payload["ndcg"]["segments"]} == {"all", "region"}
     assert payload["shap"]["eng_ctr"][0] == [str(START), 0.5]  # the scoring model's share, its reference line
-    assert payload["ndcg"][0]["ndcg8"] == pytest.approx(0.65)
+    assert payload["ndcg"]["rows"][0]["ndcg8"] == pytest.approx(0.65)
 
 
 def _ranker_tables(conn: duckdb.DuckDBPyConnection) -> None:
@@ -208,6 +208,32 @@ def test_values_from_the_logs_cannot_end_or_comment_out_the_pages_script(warehou
     assert page.count("<script") == 3 and page.endswith("</script>\n</body></html>\n")  # Plotly, the data, page.js
 
 
+def test_a_long_segment_value_is_stored_once_and_the_page_stays_small(warehouse, tmp_path):
+    """A 6,000-character value too small to judge in every cell of the heatmap, with an alert and
+    the ranker's NDCG on each day: the page holds it twice (the cube's segments, the NDCG's), the
+    cells, marks and NDCG rows name it by index."""
+    value = "<long & " + "x" * 6_000 + ">"
+    with duckdb.connect(str(warehouse)) as conn:
+        for day in range(DAYS):
+            ds = START + timedelta(days=day)
+            for feature in ("eng_ctr", "meta_rating", "text_bm25"):
+                conn.execute("INSERT INTO coverage_states VALUES (?, 0, ?, 'region', ?, 50, 50, 25)", [ds, feature, value])
+            conn.execute("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, baseline, "
+                         "threshold, severity, status, n_rows) VALUES (?, ?, 'eng_ctr', 'region', ?, "
+                         "'drop_vs_moving_average', 0.5, 0.9, 0.8, 'high', 'open', 50)", [ds, f"long{day}", value])
+            conn.execute("INSERT INTO ranker_daily BY NAME SELECT ? AS ds, 'ref' AS run_id, 'region' AS segment_dim, "
+                         "? AS segment_value, 20 AS queries, 10 AS queries_evaluated, 10 AS queries_no_relevant, "
+                         "6.0 AS ndcg4_sum, 6.5 AS ndcg8_sum", [ds, value])
+    small = _page(write_report(warehouse, tmp_path / "small").parent)
+    escaped = value.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    assert small.count("x" * 6_000) == 2 and escaped in small
+    data = _payload(small)
+    assert sum(len(row) for row in data["heatmap"]["region"]["unjudged"] if row) and len(data["marks"]) >= DAYS
+    assert len(data["ndcg"]["rows"]) == DAYS
+    plain = _page(write_report(build(tmp_path / "plain.duckdb"), tmp_path / "plain").parent)
+    assert len(small) < len(plain) + 4 * len(value)  # the value twice, and the NDCG section
+
+
 def test_a_heatmap_cell_with_an_unjudged_segment_is_never_coloured_healthy():
     # Region DE had 472 sampled rows (under min_rows 500): not judged. US was judged and fine
     # on day 1, and fell below the alert line on day 2.
@@ -222,9 +248,11 @@ def test_a_heatmap_cell_with_an_unjudged_segment_is_never_coloured_healthy():
         "shap_share": [None] * 4})
     band = pl.DataFrame({"ds": days, "feature": ["f"] * 2, "segment_dim": ["region"] * 2, "segment_value": ["US"] * 2,
                          "expected": [0.68, 0.68], "lower": [0.60, 0.60]})
-    grid = heatmap_grids(pack_cube(coverage, band), coverage, band, min_rows=500)["region"]
-    assert grid["z"][0][0] is None and "DE (472 rows)" in grid["unjudged"][0][0]  # not blue: DE unseen
-    assert grid["z"][0][1] < -1 and "DE (496 rows)" in grid["unjudged"][0][1]  # US's drop still shows
+    cube = pack_cube(coverage, band)
+    grid = heatmap_grids(cube, coverage, band, min_rows=500)["region"]
+    de = cube["segments"].index(["region", "DE"])
+    assert grid["z"][0][0] is None and grid["unjudged"][0][0] == [[de, 472]]  # not blue: DE unseen
+    assert grid["z"][0][1] < -1 and grid["unjudged"][0][1] == [[de, 496]]  # US's drop still shows
 
 
 def test_the_page_says_when_it_was_written(warehouse, tmp_path):
