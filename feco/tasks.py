@@ -475,7 +475,11 @@ def _store_runs(config: Config, records: list[RunRecord]) -> None:
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
             allow_incomplete: bool = False, as_of: str | None = None, echo=print) -> dict:
     """Sample, count and publish one day (its coverage, scores, alerts and incidents); deliver
-    its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``."""
+    its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``. A team
+    model file that is not a model is refused first, before the run touches anything."""
+    from feco.ranker.serving import served_file
+
+    served_file(ds, config)
     sample(ds, config, allow_incomplete=allow_incomplete, as_of=as_of)
     sample_reference(ds, config)
     compute_coverage(ds, config)

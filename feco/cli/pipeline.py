@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import shlex
 import sys
 import time
@@ -308,12 +309,13 @@ def _status(args: argparse.Namespace) -> int:
         not_judged = _not_judged(conn, last_ds=row["last_ds"])
         followed = _references_followed(conn, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
+        model_changes = _model_changes(conn)
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "ndcg": ndcg}
+             "model_changes": model_changes, "ndcg": ndcg}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -322,7 +324,8 @@ def _status(args: argparse.Namespace) -> int:
         print_frame(pl.DataFrame([{**facts, "rules_not_running": "; ".join(warnings),
                                    "coverage_rules_changed": "; ".join(changed),
                                    "not_judged_on_last_day": "; ".join(not_judged),
-                                   "decay_references_followed": "; ".join(followed)}]), "csv")
+                                   "decay_references_followed": "; ".join(followed),
+                                   "model_changes": "; ".join(model_changes)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
@@ -359,6 +362,8 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     for line in facts["decay_references_followed"]:
         print(visible(f"reference moved:   {line}"))
     print(f"ranker:            {facts['ranker']}")
+    for line in facts["model_changes"]:
+        print(f"model changed:     {line}")
     if facts["ndcg"]:
         print(f"NDCG at risk:      {facts['ndcg']}")
 
@@ -391,8 +396,11 @@ def _ranker_status(conn, config, *, last_ds) -> str:
     """Which model scores the last day and how incidents are ranked; without a model, that
     pages use the coverage drop alone (said here once, not on every run)."""
     from feco.ranker.store import current_model
+    from feco.warehouse import named_query
 
-    model = current_model(conn, last_ds) if last_ds else None
+    scored = named_query(conn, "ranker_scored_by_team_model", {"ds": last_ds}) if last_ds else None
+    model = scored.row(0, named=True) if scored is not None and scored.height else (
+        current_model(conn, last_ds) if last_ds else None)
     if model is None:
         return ("no model yet: nothing is scored or explained and incidents are ranked by the coverage drop "
                 "alone (`feco train-ranker --ds DATE` trains one; the feco_ranker DAG does when it is due)")
@@ -400,6 +408,25 @@ def _ranker_status(conn, config, *, last_ds) -> str:
                if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
     return (f"model {model['kind']} {model['version']} (valid from {model['valid_from']}) scores {last_ds}; "
             f"incidents ranked {ranking}")
+
+
+def _model_changes(conn) -> list[str]:
+    """Each time the team's model file held new bytes: the version from then on, and the one
+    before it, which keeps the days it scored."""
+    from feco.warehouse import named_query
+
+    versions = named_query(conn, "ranker_team_versions").rows(named=True)
+    return [f"the [ranker.model] file held new bytes on {new['valid_from']}: version {new['version']} serves "
+            f"from then on ({_scored(new)}); {old['version']} keeps the days it scored ({_scored(old)})"
+            for old, new in itertools.pairwise(versions)]
+
+
+def _scored(version: dict) -> str:
+    days = version["days_scored"]
+    if not days:
+        return "no day scored yet"
+    span = f"{version['first_scored']}" if days == 1 else f"{version['first_scored']} to {version['last_scored']}"
+    return f"{days} day{'s' * (days > 1)} scored, {span}"
 
 
 def _ndcg_status(conn, *, last_ds) -> str | None:
