@@ -45,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
     incomplete_option(run)
     as_of_option(run)
+    run.add_argument("--rescore", action="store_true",
+                     help="score the day with the [ranker.model] file as it is now (a new version from this day "
+                          "when it changed), not with the version of the team's model that scored it before")
     config_option(run)
     run.set_defaults(handler=_run)
 
@@ -180,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete,
-                           as_of=args.as_of)
+                           as_of=args.as_of, rescore=args.rescore)
     days = len(result["restated"])
     restated = f"; the query bands of {days} earlier day{'s' * (days > 1)} restated" if days else ""
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows{restated}; "
@@ -396,11 +399,8 @@ def _ranker_status(conn, config, *, last_ds) -> str:
     """Which model scores the last day and how incidents are ranked; without a model, that
     pages use the coverage drop alone (said here once, not on every run)."""
     from feco.ranker.store import current_model
-    from feco.warehouse import named_query
 
-    scored = named_query(conn, "ranker_scored_by_team_model", {"ds": last_ds}) if last_ds else None
-    model = scored.row(0, named=True) if scored is not None and scored.height else (
-        current_model(conn, last_ds) if last_ds else None)
+    model = current_model(conn, last_ds) if last_ds else None
     if model is None:
         return ("no model yet: nothing is scored or explained and incidents are ranked by the coverage drop "
                 "alone (`feco train-ranker --ds DATE` trains one; the feco_ranker DAG does when it is due)")

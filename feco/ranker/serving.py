@@ -40,16 +40,16 @@ from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score
 from feco.ranker.model_file import load_booster
 from feco.ranker.store import current_model, store_model_run
 from feco.sample_folder import is_sampled, sample_files
-from feco.warehouse import named_query
 
 KIND = "external"
 
 
-def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> dict | None:
+def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, rescore: bool = False) -> dict | None:
     """The model run that scores ``ds``: the team model's version that scored it before, when
-    one did (a rerun keeps the model of its scores); else the version of the ``[ranker.model]``
-    file serving it, when that names one valid on it (registered the first time its bytes
-    serve); else the newest reference model valid on it.
+    one did (a rerun keeps the model of its scores) and not ``rescore``; else the version of the
+    ``[ranker.model]`` file serving it, when that names one valid on it (registered the first
+    time its bytes serve: ``rescore`` a day with a file changed since makes it a new version from
+    that day); else the newest reference model valid on it.
 
     Raises
     ------
@@ -66,10 +66,10 @@ def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) 
         # 'external'
     """
     served = served_file(ds, config)  # checked even on a rerun: the file serving the day is a model
-    scored = named_query(conn, "ranker_scored_by_team_model", {"ds": ds})
-    if scored.height:
-        return scored.row(0, named=True)
-    return register(conn, ds, served, config=config) if served else current_model(conn, ds)
+    current = current_model(conn, ds)
+    if served is None or (not rescore and current is not None and current["kind"] == KIND and current["scored_it"]):
+        return current
+    return register(conn, ds, served, current, config=config)
 
 
 def served_file(ds: date, config: Config) -> tuple[bytes, lgb.Booster] | None:
@@ -89,17 +89,16 @@ def served_file(ds: date, config: Config) -> tuple[bytes, lgb.Booster] | None:
     return content, _booster(content, f"{config.source}: [ranker.model] file {settings.file}")
 
 
-def register(conn: duckdb.DuckDBPyConnection, ds: date, served: tuple[bytes, lgb.Booster], *,
-             config: Config) -> dict:
+def register(conn: duckdb.DuckDBPyConnection, ds: date, served: tuple[bytes, lgb.Booster], serving: dict | None,
+             *, config: Config) -> dict:
     """The version of the served file's bytes serving ``ds``, registered in ``model_runs``
     when new: valid from the configured ``valid_from`` for the first version, from ``ds`` for a
     file changed in place since (the days before keep the version that scored them: its row
     and its copy stay). ``ds``: a day it serves, whose sample holds the columns its features
-    map to."""
+    map to; ``serving``: the model run serving it so far (:func:`feco.ranker.store.current_model`)."""
     settings = config.ranker.model
     content, booster = served
     digest = hashlib.sha256(content).hexdigest()[:8]
-    serving = current_model(conn, ds)
     if serving is not None and serving["kind"] == KIND:
         if serving["version"] == f"{serving['valid_from'].isoformat()}-{digest}":
             return serving

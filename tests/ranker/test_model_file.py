@@ -112,3 +112,10 @@ def test_a_model_replaced_in_place_is_a_new_version_and_the_days_before_keep_the
     new, old = versions[1][0].removeprefix("external-"), versions[0][0].removeprefix("external-")
     assert (f"model changed:     the [ranker.model] file held new bytes on {NEXT}: version {new} serves from then "
             f"on (1 day scored, {NEXT}); {old} keeps the days it scored (1 day scored, {DAY})") in status.stdout
+
+    # asked otherwise: the day is scored by the file as it is now, a version of B from that day
+    assert feco("run", "--ds", str(DAY), "--rescore", "--config", config).returncode == 0
+    with duckdb.connect(str(warehouse), read_only=True) as conn:
+        named = conn.execute("SELECT DISTINCT ds, run_id FROM ranker_daily ORDER BY ds").fetchall()
+        kept = conn.execute("SELECT count(*) FROM model_runs WHERE run_id = ?", [versions[0][0]]).fetchone()[0]
+    assert named == [(DAY, f"external-{DAY}-{new.split('-')[-1]}"), (NEXT, versions[1][0])] and kept == 1
