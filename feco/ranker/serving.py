@@ -92,18 +92,18 @@ def served_file(ds: date, config: Config) -> tuple[bytes, lgb.Booster] | None:
 def register(conn: duckdb.DuckDBPyConnection, ds: date, served: tuple[bytes, lgb.Booster], serving: dict | None,
              *, config: Config) -> dict:
     """The version of the served file's bytes serving ``ds``, registered in ``model_runs``
-    when new: valid from the configured ``valid_from`` for the first version, from ``ds`` for a
-    file changed in place since (the days before keep the version that scored them: its row
+    when new: valid from the configured ``valid_from`` for the first version (none of the team's
+    serving ``ds`` is valid from it or later), from ``ds`` for a file changed in place since (the days before keep the version that scored them: its row
     and its copy stay). ``ds``: a day it serves, whose sample holds the columns its features
     map to; ``serving``: the model run serving it so far (:func:`feco.ranker.store.current_model`)."""
     settings = config.ranker.model
     content, booster = served
     digest = hashlib.sha256(content).hexdigest()[:8]
-    if serving is not None and serving["kind"] == KIND:
+    if serving is not None and serving["kind"] == KIND and serving["valid_from"] >= settings.valid_from:
         if serving["version"] == f"{serving['valid_from'].isoformat()}-{digest}":
             return serving
         valid_from = ds  # the file changed in place: a new version from the day it is first seen
-    else:
+    else:  # the configured model's first version (a model valid before it, if any, serves no day from it)
         valid_from = settings.valid_from
     version = f"{valid_from.isoformat()}-{digest}"
     columns = feature_columns(booster.feature_name(), settings.features, available=set(sample_files(
