@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -147,9 +148,10 @@ def _load_apart(content: bytes) -> str | None:
     if child.returncode == 0:
         return None
     said = [line.split("[Fatal]", 1)[1].strip() for line in child.stderr.decode(errors="replace").splitlines()
-            if "[Fatal]" in line] or ["no reason given"]
+            if "[Fatal]" in line] or ["it gave no reason"]
     reason = "".join(c if c.isprintable() else "?" for c in said[0][:120])  # it may quote the file's bytes
-    ending = f"signal {-child.returncode}" if child.returncode < 0 else f"exit status {child.returncode}"
+    ending = (f"signal {-child.returncode} ({signal.Signals(-child.returncode).name})" if child.returncode < 0
+              else f"exit status {child.returncode}")
     return f"LightGBM cannot load it: {reason} (its loader ended with {ending})"
 
 

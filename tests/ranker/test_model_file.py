@@ -55,13 +55,19 @@ def cut_inside_tree(folder) -> bytes:
     return content[:content.index(b"Tree=1\n") + 200]
 
 
+def no_tree_per_iteration(folder) -> bytes:
+    """Whole as text, but LightGBM's loader divides by this count: SIGFPE, in the child."""
+    return (folder / "model.txt").read_bytes().replace(b"num_tree_per_iteration=1", b"num_tree_per_iteration=0")
+
+
 @pytest.mark.parametrize("bad, said", [
     (cut_inside_tree, "cut inside tree 1 (of 5)"),
+    (no_tree_per_iteration, "LightGBM cannot load it: it gave no reason (its loader ended with signal 8 (SIGFPE))"),
     (lambda _: b"", "an empty file, not a LightGBM model"),
     (lambda _: b"model = gbdt\nTree=0\n", "not a LightGBM text model: its first line is 'model = gbdt', not 'tree'"),
     (lambda _: bytes(np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8)),
      "binary, not a LightGBM text model (byte 0 is"),
-], ids=["cut inside a tree", "empty", "garbage", "random bytes"])
+], ids=["cut inside a tree", "loader crash", "empty", "garbage", "random bytes"])
 def test_a_bad_model_file_replaced_in_place_is_one_line_and_nothing_is_lost(tmp_path, bad, said):
     config = served_day(tmp_path)
     samples, rows = files(tmp_path / "samples"), tables(tmp_path / "feco.duckdb")
