@@ -125,9 +125,12 @@ def _tree_problem(block: str, *, features: int) -> str | None:
     keys = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
     try:
         leaves = int(keys["num_leaves"])
-        arrays = {name: [float(v) for v in keys[name].split()] for name in LEAF_ARRAYS + SPLIT_ARRAYS * (leaves > 1)}
+        names = LEAF_ARRAYS + (SPLIT_ARRAYS if leaves > 1 else ())
+        arrays = {name: [float(v) for v in keys[name].split()] for name in names}
     except (KeyError, ValueError) as error:
         return f"lacks {error} or holds a value that is not a number"
+    if leaves < 1:
+        return "has no leaf"
     wrong = [name for name, values in arrays.items() if len(values) != (leaves if name in LEAF_ARRAYS else leaves - 1)]
     if wrong:
         return f"of {leaves} leaves has {', '.join(wrong)} of another length"
