@@ -237,7 +237,7 @@ def _engine(config: Config):
 
 
 @exclusive
-def publish(ds: date | str, config: Config | str | None = None) -> dict:
+def publish(ds: date | str, config: Config | str | None = None, *, rescore: bool = False) -> dict:
     """Replace the day in the warehouse, in one transaction: its staged sample summary and
     coverage states, the optional log columns its logs lack, the served order's and the
     serving model's scores of its sample, the NDCG its coverage puts at risk, and the alerts,
@@ -245,7 +245,8 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     previous day or the complete new one; never new coverage beside the previous run's alerts.
     In a warehouse's first ``band_days`` days the coverage states of the published days of them
     are replaced too, as the coverage step counted them again with the day's query bands (their
-    alerts stay as detected)."""
+    alerts stay as detected). A day the team's model scored is scored by that version again,
+    unless ``rescore``: then by the model file as it is now (feco.ranker.serving)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
@@ -264,7 +265,7 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
                                "feature_status": status, "same_products": same, "runs": run,
                                "columns_absent": _columns_absent(ds, config)})
         restated = _republish_restated(conn, ds, config)
-        ranker = score_day(conn, ds, config=config)
+        ranker = score_day(conn, ds, config=config, rescore=rescore)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
         alerts = _detect(conn, ds, config)
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
@@ -514,13 +515,18 @@ def _store_runs(config: Config, records: list[RunRecord]) -> None:
 
 @exclusive
 def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool = True,
-            allow_incomplete: bool = False, as_of: str | None = None, echo=print) -> dict:
+            allow_incomplete: bool = False, as_of: str | None = None, rescore: bool = False, echo=print) -> dict:
     """Sample, count and publish one day (its coverage, scores, alerts and incidents); deliver
-    its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``."""
+    its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``; ``rescore``:
+    see ``publish``. A team
+    model file that is not a model is refused first, before the run touches anything."""
+    from feco.ranker.serving import served_file
+
+    served_file(ds, config)
     sample(ds, config, allow_incomplete=allow_incomplete, as_of=as_of)
     sample_reference(ds, config)
     compute_coverage(ds, config)
-    result = publish(ds, config)
+    result = publish(ds, config, rescore=rescore)
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)
     return result

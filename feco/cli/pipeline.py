@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import shlex
 import sys
 import time
@@ -44,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--ds", required=True, type=date_argument, help="the day, YYYY-MM-DD")
     incomplete_option(run)
     as_of_option(run)
+    run.add_argument("--rescore", action="store_true",
+                     help="score the day with the [ranker.model] file as it is now (a new version from this day "
+                          "when it changed), not with the version of the team's model that scored it before")
     config_option(run)
     run.set_defaults(handler=_run)
 
@@ -180,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete,
-                           as_of=args.as_of)
+                           as_of=args.as_of, rescore=args.rescore)
     days = len(result["restated"])
     restated = f"; the query bands of {days} earlier day{'s' * (days > 1)} restated" if days else ""
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows{restated}; "
@@ -311,13 +315,14 @@ def _status(args: argparse.Namespace) -> int:
         not_judged = _not_judged(conn, last_ds=row["last_ds"])
         followed = _references_followed(conn, last_ds=row["last_ds"])
         ranker = _ranker_status(conn, config, last_ds=row["last_ds"])
+        model_changes = _model_changes(conn)
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
         unmeasured = _not_measured(conn, config)
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "ndcg": ndcg, "not_measured": unmeasured}
+             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -327,6 +332,7 @@ def _status(args: argparse.Namespace) -> int:
                                    "coverage_rules_changed": "; ".join(changed),
                                    "not_judged_on_last_day": "; ".join(not_judged),
                                    "decay_references_followed": "; ".join(followed),
+                                   "model_changes": "; ".join(model_changes),
                                    "not_measured": "; ".join(unmeasured)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
@@ -364,6 +370,8 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
     for line in facts["decay_references_followed"]:
         print(visible(f"reference moved:   {line}"))
     print(f"ranker:            {facts['ranker']}")
+    for line in facts["model_changes"]:
+        print(f"model changed:     {line}")
     if facts["ndcg"]:
         print(f"NDCG at risk:      {facts['ndcg']}")
     for line in facts["not_measured"]:
@@ -417,6 +425,25 @@ def _ranker_status(conn, config, *, last_ds) -> str:
                if config.alerts.severity.by == "cost" else "by the drop weighted by importance")
     return (f"model {model['kind']} {model['version']} (valid from {model['valid_from']}) scores {last_ds}; "
             f"incidents ranked {ranking}")
+
+
+def _model_changes(conn) -> list[str]:
+    """Each time the team's model file held new bytes: the version from then on, and the one
+    before it, which keeps the days it scored."""
+    from feco.warehouse import named_query
+
+    versions = named_query(conn, "ranker_team_versions").rows(named=True)
+    return [f"the [ranker.model] file held new bytes on {new['valid_from']}: version {new['version']} serves "
+            f"from then on ({_scored(new)}); {old['version']} keeps the days it scored ({_scored(old)})"
+            for old, new in itertools.pairwise(versions)]
+
+
+def _scored(version: dict) -> str:
+    days = version["days_scored"]
+    if not days:
+        return "no day scored yet"
+    span = f"{version['first_scored']}" if days == 1 else f"{version['first_scored']} to {version['last_scored']}"
+    return f"{days} day{'s' * (days > 1)} scored, {span}"
 
 
 def _ndcg_status(conn, *, last_ds) -> str | None:

@@ -102,7 +102,7 @@ def sampled_days_before(ds: date, config: Config) -> list[date]:
     return [d for d in period if is_sampled(d, config.paths.samples)]
 
 
-def score_day(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> dict:
+def score_day(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, rescore: bool = False) -> dict:
     """Score ``ds``'s sample and replace the day's ``served_daily`` (the NDCG of the order that
     was served, no model needed), ``ranker_daily`` (the serving model's NDCG) and ``shap_daily``
     (its attribution per feature and segment, :mod:`feco.ranker.attribution`) through ``conn``,
@@ -112,8 +112,9 @@ def score_day(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> d
     per-event NDCG sums merge like counts, and only the rows the attribution may draw are kept,
     so memory is set by a batch, not by the day. The model is the one serving ``ds``
     (:func:`feco.ranker.serving.serving_model`: the team's own when ``[ranker.model]`` names one,
-    else the newest reference model valid on it); without one the served NDCG is still stored
-    and the model's tables are cleared for the day.
+    else the newest reference model valid on it; a day a team model's version scored keeps it
+    unless ``rescore``); without one the served NDCG is still stored and the model's tables
+    are cleared for the day.
 
     Examples
     --------
@@ -126,7 +127,7 @@ def score_day(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> d
     """
     from feco.ranker.serving import serving_model
 
-    run = serving_model(conn, ds, config=config)
+    run = serving_model(conn, ds, config=config, rescore=rescore)
     model = load_model(Path(run["artifact"])) if run else None
     draws = None
     if model is not None:

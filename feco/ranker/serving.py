@@ -1,11 +1,13 @@
 """The team's own model: the LightGBM model file it serves, used as feco uses its reference ranker.
 
 ``[ranker.model]`` names the file, maps the model's feature names to log columns, and says from
-which day it serves (``valid_from``). Publishing a day it serves registers it once in
-``model_runs`` (kind ``external``): the file is copied beside the reference models, as
-``models/<valid_from>-<digest>/model.txt`` with the mapping in ``meta.json``, versioned by the
-digest of its bytes, so a day re-run later is scored by the bytes that scored it first, and a
-file replaced in place is a new version. Its importances (mean |SHAP| and gain) are taken on the
+which day it serves (``valid_from``). The file is checked before LightGBM loads it in the run's
+process (:mod:`feco.ranker.model_file`: a bad file is one error saying what it is). Publishing a
+day it serves registers it once in ``model_runs`` (kind ``external``): the file is copied beside
+the reference models, as ``models/<valid_from>-<digest>/model.txt`` with the mapping in
+``meta.json``, versioned by the digest of its bytes. A file replaced in place is a new version
+valid from the first day published with it; the days scored before keep their version, its row
+and its copy, and a day re-run later is scored by the version that scored it. Its importances (mean |SHAP| and gain) are taken on the
 sampled days before ``valid_from``. From then on the daily NDCG, the SHAP per segment, the
 replay of incidents and the NDCG at risk use it exactly as they use the reference ranker, and a
 registered team model is preferred to the reference one on the days it is valid.
@@ -20,6 +22,7 @@ model served, so its costs would be another model's.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -34,22 +37,26 @@ from feco.config import Config
 from feco.errors import ConfigError
 from feco.ranker.importance import importances
 from feco.ranker.model import TrainedRanker, ndcg_summary, predict_scores, score_ndcg
+from feco.ranker.model_file import load_booster
 from feco.ranker.store import current_model, store_model_run
 from feco.sample_folder import is_sampled, sample_files
-from feco.warehouse import named_query
 
 KIND = "external"
 
 
-def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> dict | None:
-    """The model run that serves ``ds``: the team's own when ``[ranker.model]`` names one valid
-    on it (registered first, once per version), else the newest reference model valid on it.
+def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config, rescore: bool = False) -> dict | None:
+    """The model run that scores ``ds``: the team model's version that scored it before, when
+    one did (a rerun keeps the model of its scores) and not ``rescore``; else the version of the
+    ``[ranker.model]`` file serving it, when that names one valid on it (registered the first
+    time its bytes serve: ``rescore`` a day with a file changed since makes it a new version from
+    that day); else the newest reference model valid on it.
 
     Raises
     ------
     ConfigError
-        When the model file is missing or not a LightGBM model, its features are not all log
-        columns, or the mapping names features the model does not have.
+        On a day the configured model serves, when its file is missing or not a whole LightGBM
+        text model, its features are not all log columns, or the mapping names features the
+        model does not have.
 
     Examples
     --------
@@ -58,24 +65,47 @@ def serving_model(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) 
         serving_model(conn, date(2026, 11, 18), config=config)["kind"]
         # 'external'
     """
-    settings = config.ranker.model
-    if settings is not None and settings.valid_from <= ds:
-        register(conn, ds, config=config)
-    return current_model(conn, ds)
+    served = served_file(ds, config)  # checked even on a rerun: the file serving the day is a model
+    current = current_model(conn, ds)
+    if served is None or (not rescore and current is not None and current["kind"] == KIND and current["scored_it"]):
+        return current
+    return register(conn, ds, served, current, config=config)
 
 
-def register(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> dict:
-    """Register the configured team model in ``model_runs`` (nothing when this version is in
-    already); a file changed in place replaces the version registered for its ``valid_from``.
-    ``ds``: a day it serves, whose sample holds the columns its features map to."""
+def served_file(ds: date, config: Config) -> tuple[bytes, lgb.Booster] | None:
+    """The ``[ranker.model]`` file's bytes and booster when it serves ``ds`` (checked once per
+    content in a process: a backfill's days share it), else None. ``feco.tasks.run_day`` calls
+    it before it samples, so a bad file is refused before a run touches anything.
+
+    Raises
+    ------
+    ConfigError
+        When the file cannot be read or is not a whole LightGBM text model (what it is said).
+    """
     settings = config.ranker.model
+    if settings is None or ds < settings.valid_from:
+        return None
     content = _read(settings.file, config)
-    version = f"{settings.valid_from.isoformat()}-{hashlib.sha256(content).hexdigest()[:8]}"
-    run_id = f"{KIND}-{version}"
-    held = named_query(conn, "ranker_external_runs", {"valid_from": settings.valid_from})
-    if run_id in held.get_column("run_id").to_list():
-        return held.row(by_predicate=pl.col("run_id") == run_id, named=True)
-    booster = _booster(content, config)
+    return content, _booster(content, f"{config.source}: [ranker.model] file {settings.file}")
+
+
+def register(conn: duckdb.DuckDBPyConnection, ds: date, served: tuple[bytes, lgb.Booster], serving: dict | None,
+             *, config: Config) -> dict:
+    """The version of the served file's bytes serving ``ds``, registered in ``model_runs``
+    when new: valid from the configured ``valid_from`` for the first version (none of the team's
+    serving ``ds`` is valid from it or later), from ``ds`` for a file changed in place since (the days before keep the version that scored them: its row
+    and its copy stay). ``ds``: a day it serves, whose sample holds the columns its features
+    map to; ``serving``: the model run serving it so far (:func:`feco.ranker.store.current_model`)."""
+    settings = config.ranker.model
+    content, booster = served
+    digest = hashlib.sha256(content).hexdigest()[:8]
+    if serving is not None and serving["kind"] == KIND and serving["valid_from"] >= settings.valid_from:
+        if serving["version"] == f"{serving['valid_from'].isoformat()}-{digest}":
+            return serving
+        valid_from = ds  # the file changed in place: a new version from the day it is first seen
+    else:  # the configured model's first version (a model valid before it, if any, serves no day from it)
+        valid_from = settings.valid_from
+    version = f"{valid_from.isoformat()}-{digest}"
     columns = feature_columns(booster.feature_name(), settings.features, available=set(sample_files(
         ds, config.paths.samples).schema), source=f"{config.source}: [ranker.model] {settings.file.name}")
     label = settings.label or config.logs.label
@@ -83,17 +113,13 @@ def register(conn: duckdb.DuckDBPyConnection, ds: date, *, config: Config) -> di
                                                                 "model_features": booster.feature_name(),
                                                                 "file": str(settings.file)})
     model = TrainedRanker(booster, columns, booster.current_iteration(), 0.0)
-    frame = _importance_rows(settings.valid_from, ds, config, columns, label)
-    run = {"run_id": run_id, "kind": KIND, "version": version, "artifact": str(artifact),
-           "train_end": settings.trained_until, "valid_from": settings.valid_from,
+    frame = _importance_rows(valid_from, ds, config, columns, label)
+    run = {"run_id": f"{KIND}-{version}", "kind": KIND, "version": version, "artifact": str(artifact),
+           "train_end": settings.trained_until, "valid_from": valid_from,
            "params": json.dumps({"file": str(settings.file), "features": settings.features, "label": label},
                                 sort_keys=True),
            "best_iteration": model.best_iteration, "shap_rows": min(config.ranker.shap_sample_rows, frame.height),
            **ndcg_summary(score_ndcg(frame, predict_scores(model, frame)))}
-    conn.execute("DELETE FROM feature_importance WHERE run_id IN (SELECT run_id FROM model_runs WHERE kind = $kind "
-                 "AND valid_from = $valid_from)", {"kind": KIND, "valid_from": settings.valid_from})
-    conn.execute("DELETE FROM model_runs WHERE kind = $kind AND valid_from = $valid_from",
-                 {"kind": KIND, "valid_from": settings.valid_from})
     store_model_run(conn, run, importances(model, frame, sample_rows=config.ranker.shap_sample_rows,
                                            seed=config.ranker.seed))
     return run
@@ -133,20 +159,9 @@ def _read(path: Path, config: Config) -> bytes:
         raise ConfigError(f"{config.source}: [ranker.model] file {path}: {error.strerror}") from None
 
 
-def _booster(content: bytes, config: Config) -> lgb.Booster:
-    """The booster in a LightGBM model file, or one clear error saying what the file is not."""
-    name = config.ranker.model.file
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{config.source}: [ranker.model] file {name} is not a LightGBM model file (text): a "
-                          "pickled or joblib model is not read (unpickling runs code from the file); write it with "
-                          "booster.save_model(path)") from None
-    try:
-        return lgb.Booster(model_str=text)
-    except lgb.basic.LightGBMError as error:
-        raise ConfigError(f"{config.source}: [ranker.model] file {name} is not a LightGBM model: "
-                          f"{str(error).splitlines()[0]}") from None
+@functools.lru_cache(maxsize=4)
+def _booster(content: bytes, source: str) -> lgb.Booster:
+    return load_booster(content, source=source)
 
 
 def _importance_rows(valid_from: date, ds: date, config: Config, columns: list[str], label: str) -> pl.DataFrame:

@@ -35,8 +35,9 @@ def store_daily(conn: duckdb.DuckDBPyConnection, ds: date, scores: pl.DataFrame,
 
 
 def current_model(conn: duckdb.DuckDBPyConnection, ds: date) -> dict | None:
-    """The model run that scores ``ds``, or None: the newest team model (kind ``external``,
-    :mod:`feco.ranker.serving`) valid on it, else the newest reference model valid on it.
+    """The model run that scores ``ds``, or None: the team model's version (kind ``external``,
+    :mod:`feco.ranker.serving`) that scored it, else the newest one valid on it, else the newest
+    reference model valid on it; ``scored_it``: whether it scored ``ds``.
 
     Examples
     --------

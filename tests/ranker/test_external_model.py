@@ -183,7 +183,7 @@ def test_a_pickled_model_is_refused_with_what_to_do_instead(tmp_path):
     (tmp_path / "model.pkl").write_bytes(pickle.dumps({"a": 1}))
     day, path = small_day(tmp_path, '[ranker.model]\nfile = "model.pkl"\nvalid_from = 2026-01-01\n')
     code, _, err = feco("run", "--ds", str(day), "--config", str(path))
-    assert code == 2 and "is not a LightGBM model file (text)" in err and "booster.save_model(path)" in err
+    assert code == 2 and "model.pkl: a pickle (as pickle and joblib write)" in err and "booster.save_model(path)" in err
 
 
 def test_a_model_valid_later_leaves_the_day_to_the_reference_ranker(tmp_path):
