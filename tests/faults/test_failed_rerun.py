@@ -154,7 +154,7 @@ def test_a_rerun_killed_at_any_file_operation_leaves_the_previous_or_the_new_day
         samples, rows = files(folder / "samples"), tables(folder / "feco.duckdb")
         killed = subprocess.run([sys.executable, "-c", KILL_AT, str(at), str(DAY), config], check=False)
         assert killed.returncode == -signal.SIGKILL, operations[at - 1]
-        recover_samples(folder / "samples")  # what the next sample step does first
+        recover_samples(tasks.as_config(config))  # what the next sample step does first
         assert_same_samples(folder / "samples", samples, staged_may_be_missing=at >= first_staged)
         assert tables(folder / "feco.duckdb") == rows, operations[at - 1]
         shutil.rmtree(folder)
