@@ -218,9 +218,9 @@ def publish(ds: date | str, config: Config | str | None = None) -> dict:
     and a run killed at any point, see the previous day or the complete new one; never new
     coverage beside the previous run's alerts. Once it commits, the day's previous sample, held
     since the sample step swapped in the new one, is dropped (feco.sampling.day_folder). In a
-    warehouse's first ``band_days`` days the
-    coverage states of the published days of them are replaced too, as the coverage step
-    counted them again with the day's query bands (their alerts stay as detected)."""
+    warehouse's first ``band_days`` days the coverage states of the published days of them are
+    replaced too, as the coverage step counted them again with the day's query bands (their
+    alerts, unjudged segments, incidents and scores stay as detected)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
