@@ -5,14 +5,14 @@ A rerun of a day writes its sample into ``samples/_ds=….tmp`` beside the publi
 a full disk) removes the staging folder and leaves the published day as it was, byte for byte.
 The swap itself is short:
 
-- on a local disk, two renames: the published folder to ``_ds=….held``, the staging folder
-  into place;
-- in object storage, which has no rename, the published folder is copied to ``_ds=….held``,
-  its ``_windows.parquet`` (which marks a day as sampled) is removed, the day's other files
-  after it, the staged files are copied in and ``_windows.parquet`` is copied last.
+- on a local disk, two renames: the published folder aside (to ``_ds=….held``, see below, or
+  to ``_ds=….old``, then removed), the staging folder into place;
+- in object storage, which has no rename, the published folder is copied to ``_ds=….held``
+  (see below), its ``_windows.parquet`` (which marks a day as sampled) is removed, the day's
+  other files after it, the staged files are copied in and ``_windows.parquet`` is copied last.
 
-The previous sample is held until the publish step commits the new one to the warehouse
-(``discard_held``): a rerun that fails before (a full disk at publish) puts it back
+The previous sample of a day the warehouse holds is held until the publish step commits the
+new one (``discard_held``): a rerun that fails before (a full disk at publish) puts it back
 (``restore_held``), so the samples and the warehouse never disagree about the day.
 
 A run killed during the swap, or before its publish committed, is made good by the next
@@ -60,8 +60,8 @@ def replace_day(ds: date, config: Config, write_windows: Callable[[Location], pl
     """Replace the day's sample with what ``write_windows(folder)`` writes, and the window
     summary it returns; returns that summary.
 
-    Nothing of the published day is touched until the new sample is complete, and it is held
-    until the warehouse publishes the new one (see the module).
+    Nothing of the published day is touched until the new sample is complete; a day the
+    warehouse holds keeps its sample held until the new one is published (see the module).
     """
     root = config.paths.samples
     prepare_samples(config)
@@ -72,7 +72,7 @@ def replace_day(ds: date, config: Config, write_windows: Callable[[Location], pl
     except BaseException:
         storage.remove(staging)
         raise
-    _swap_in(root, ds)
+    _swap_in(root, ds, hold=_published_windows(config, ds) is not None)
     return summary
 
 
@@ -178,31 +178,29 @@ def _is_complete(day: Location) -> bool:
     return storage.exists(storage.join(day, WINDOWS_FILE))
 
 
-def _swap_in(root: Location, ds: date, *, source: Location | None = None) -> None:
-    """Put the complete ``source`` folder in the day's place (see the module): the staging
-    folder, by default, the published sample then held; or the held one, put back, the sample
-    it replaces dropped."""
+def _swap_in(root: Location, ds: date, *, source: Location | None = None, hold: bool = False) -> None:
+    """Put the complete ``source`` folder (by default the staging one) in the day's place, the
+    sample it replaces held when ``hold`` and dropped otherwise (see the module)."""
     final, held, staging = partition_dir(root, ds), held_dir(root, ds), staging_dir(root, ds)
     source = source or staging
-    holding = source == staging
     if storage.is_uri(root):
-        if holding and _is_complete(final):
+        if hold and _is_complete(final):
             storage.copy_tree(final, held, last=WINDOWS_FILE)
         storage.remove(storage.join(final, WINDOWS_FILE))  # from here the day reads as not sampled
         storage.remove(final)
         storage.copy_tree(source, final, last=WINDOWS_FILE)
         storage.remove(source)
         return
-    previous = held if holding else storage.join(root, f"_ds={ds}.old")
+    previous = held if hold else storage.join(root, f"_ds={ds}.old")
     try:
         if final.exists():
             final.rename(previous)
         source.rename(final)
-    except BaseException:  # the previous sample goes back; a new one is dropped, a held one kept
+    except BaseException:  # the previous sample goes back; a staged one is dropped, a held one kept
         if previous.exists() and not final.exists():
             previous.rename(final)
-        if holding:
+        if source == staging:
             storage.remove(staging)
         raise
-    if not holding:
+    if not hold:
         shutil.rmtree(previous, ignore_errors=True)  # the next sample step removes it if this cannot
