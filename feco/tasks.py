@@ -44,6 +44,7 @@ from feco.sample_folder import (
     read_sample,
     sample_files,
 )
+from feco.sampling.day_folder import discard_held, restore_held
 from feco.sources import source_for
 from feco.sources.logfiles import RESERVED_COLUMNS, not_measured
 from feco.storage import partition_dir
@@ -243,10 +244,12 @@ def publish(ds: date | str, config: Config | str | None = None, *, rescore: bool
     serving model's scores of its sample, the NDCG its coverage puts at risk, and the alerts,
     incidents and costs detected on them. A reader, and a run killed at any point, see the
     previous day or the complete new one; never new coverage beside the previous run's alerts.
-    In a warehouse's first ``band_days`` days the coverage states of the published days of them
-    are replaced too, as the coverage step counted them again with the day's query bands (their
-    alerts stay as detected). A day the team's model scored is scored by that version again,
-    unless ``rescore``: then by the model file as it is now (feco.ranker.serving)."""
+    Once it commits, the day's previous sample, held since the sample step swapped in the new
+    one, is dropped (feco.sampling.day_folder). In a warehouse's first ``band_days`` days the
+    coverage states of the published days of them are replaced too, as the coverage step
+    counted them again with the day's query bands (their alerts, unjudged segments, incidents
+    and scores stay as detected). A day the team's model scored is scored by that version
+    again, unless ``rescore``: then by the model file as it is now (feco.ranker.serving)."""
     from feco.ranker.at_risk import store_ndcg_at_risk
     from feco.ranker.daily import score_day
 
@@ -268,6 +271,7 @@ def publish(ds: date | str, config: Config | str | None = None, *, rescore: bool
         ranker = score_day(conn, ds, config=config, rescore=rescore)
         at_risk = store_ndcg_at_risk(conn, ds, config=config)
         alerts = _detect(conn, ds, config)
+    discard_held(ds, config)
     return {"ds": ds.isoformat(), "events": run["events_sampled"][0], "rows": run["rows_sampled"][0],
             "restated": [day.isoformat() for day in restated], "ranker": ranker, "ndcg_at_risk": at_risk,
             "alerts": alerts}
@@ -518,15 +522,22 @@ def run_day(ds: date | str, config: Config | str | None = None, *, deliver: bool
             allow_incomplete: bool = False, as_of: str | None = None, rescore: bool = False, echo=print) -> dict:
     """Sample, count and publish one day (its coverage, scores, alerts and incidents); deliver
     its alerts unless told not to. ``allow_incomplete``, ``as_of``: see ``sample``; ``rescore``:
-    see ``publish``. A team
-    model file that is not a model is refused first, before the run touches anything."""
+    see ``publish``.
+
+    A team model file that is not a model is refused first, before the run touches anything. A
+    failure before the publish commits (a full disk) puts the day's previous sample back, so
+    the samples folder and the warehouse keep agreeing about the day."""
     from feco.ranker.serving import served_file
 
     served_file(ds, config)
     sample(ds, config, allow_incomplete=allow_incomplete, as_of=as_of)
-    sample_reference(ds, config)
-    compute_coverage(ds, config)
-    result = publish(ds, config, rescore=rescore)
+    try:
+        sample_reference(ds, config)
+        compute_coverage(ds, config)
+        result = publish(ds, config, rescore=rescore)
+    except BaseException:
+        restore_held(ds, config)
+        raise
     if deliver:
         result["delivered"] = notify(ds, config, echo=echo)
     return result

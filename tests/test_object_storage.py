@@ -143,6 +143,6 @@ def test_a_refused_rerun_in_a_bucket_leaves_the_published_sample_and_a_cut_swap_
             with fs.open_output_stream(path.replace(f"feco/samples/ds={DAY}", f"feco/samples/_ds={DAY}.tmp")) as out:
                 out.write(data)
     fs.delete_file(f"{bucket}/feco/samples/ds={DAY}/_windows.parquet")
-    recover_samples(samples)
+    recover_samples(remote)
     assert _bucket_files(samples) == published
     assert fs.get_file_info(staging).type == pafs.FileType.NotFound

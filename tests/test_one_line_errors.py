@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
@@ -66,6 +67,43 @@ def test_a_full_disk_is_one_line_and_the_published_day_is_kept(tmp_path, monkeyp
     # byte for byte, no temporary file left; the staged counts are the rerun's to write again
     assert_same_samples(tmp_path / "samples", samples, staged_may_be_missing=name == STATES_FILE)
     assert tables(tmp_path / "feco.duckdb") == rows
+
+
+def test_a_full_disk_at_publish_keeps_the_sample_the_warehouse_holds(tmp_path, monkeypatch, capsys):
+    """Issue 60: the rerun's sample (its logs rewritten since) was left in place of the one the
+    warehouse kept, so the two disagreed about the day."""
+    config = published_day(tmp_path)
+    samples, rows = files(tmp_path / "samples"), tables(tmp_path / "feco.duckdb")
+    write_logs(tmp_path / "logs", make_events(DAY, events=3000, seed=5))
+    capsys.readouterr()
+
+    def full_disk(*args, **kwargs):
+        raise duckdb.IOException(f'IO Error: Could not write file "{tmp_path / "feco.duckdb"}": No space left on device')
+
+    monkeypatch.setattr(tasks, "publish_day", full_disk)
+    assert main(["run", "--ds", str(DAY), "--config", config]) == 1
+
+    assert one_line(capsys.readouterr().err).endswith(": No space left on device")
+    assert_same_samples(tmp_path / "samples", samples, staged_may_be_missing=False)
+    assert tables(tmp_path / "feco.duckdb") == rows
+
+
+def test_a_full_disk_writing_the_report_names_the_file_and_leaves_no_temporary(tmp_path, monkeypatch, capsys):
+    config = published_day(tmp_path)
+    out = tmp_path / "report"
+    write_text = Path.write_text
+
+    def full_disk(path, text, *args, **kwargs):
+        if path.name != "index.html.tmp":
+            return write_text(path, text, *args, **kwargs)
+        write_text(path, text[:100], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as a write reports it: no file named
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    capsys.readouterr()
+    assert main(["report", "--out", str(out), "--config", config]) == 1
+    assert one_line(capsys.readouterr().err) == f"feco: error: {out / 'index.html.tmp'}: No space left on device"
+    assert sorted(p.name for p in out.iterdir()) == []
 
 
 def _failed_commit():

@@ -95,3 +95,28 @@ def test_feco_run_says_which_earlier_days_it_restated(tmp_path, capsys):
     assert "restated" not in lines[0]
     assert "the query bands of 1 earlier day restated" in lines[1]
     assert "the query bands of 2 earlier days restated" in lines[2]
+
+
+def test_a_restated_day_states_no_count_its_coverage_no_longer_has(tmp_path):
+    """Issue 60: the earlier days' unjudged rows kept the query bands' counts they were judged
+    on (441 rows where feco_daily, restated, said 447)."""
+    config = make_config(tmp_path, segments={"dimensions": ["query_band"], "band_days": BAND_DAYS},
+                         sampling={"windows": 8, "window_minutes": 10, "events_per_window": 5, "seed": 7},
+                         alerts={"min_rows": 1_000_000})  # every segment unjudged: its rows stated
+    write_days(config, 3)
+    for ds in days(3):
+        tasks.run_day(ds, config, deliver=False)
+    with read_configured(config) as conn:
+        judged = conn.sql("""
+            SELECT u.*, d.n_rows AS coverage_rows
+            FROM unjudged u
+            JOIN (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily GROUP BY ALL) d
+                USING (ds, segment_dim, segment_value)
+            WHERE u.reason = 'few_rows' AND u.segment_dim = 'query_band'""").pl()
+    stated = judged.with_columns(pl.col("detail").str.extract(r"^([\d,]+) sampled rows").str.replace_all(",", "")
+                                 .cast(pl.Int64).alias("stated"))
+    moved = stated.filter(pl.col("stated") != pl.col("coverage_rows"))
+    assert moved.height and set(moved["ds"]) <= set(days(3)[:2])  # the restated days' bands moved
+    assert moved["detail"].str.contains("as judged").all(), moved  # says it is a count as judged
+    if "n_rows" in judged.columns:
+        assert judged.filter(pl.col("n_rows") != pl.col("coverage_rows")).is_empty()

@@ -21,6 +21,7 @@ RELEASES = Path(__file__).parent / "fixtures" / "releases"
 NEXT_DAY = date(2026, 11, 13)
 RENAMED = {("sample_windows", "window"): "window_index",  # migration 010
            ("coverage_states", "window"): "window_index"}  # 031
+DROPPED = {("unjudged", "n_rows")}  # 032: a copy of feco_daily's count, which went stale
 
 
 # What a release from before the ledger (5ad13d4, the last) reads of a warehouse: the columns
@@ -88,8 +89,9 @@ def test_a_release_s_warehouse_upgrades_keeps_its_rows_and_runs_on(release, tmp_
     after = table_rows(warehouse)
     for table, (columns, rows) in before.items():
         now_columns, now_rows = after[table]
-        kept = [now_columns.index(RENAMED.get((table, c), c)) for c in columns]
-        assert frozen(rows) <= frozen(now_rows, kept), f"{table} lost rows"
+        held = [i for i, c in enumerate(columns) if (table, c) not in DROPPED]
+        kept = [now_columns.index(RENAMED.get((table, columns[i]), columns[i])) for i in held]
+        assert frozen(rows, held) <= frozen(now_rows, kept), f"{table} lost rows"
     with duckdb.connect(str(warehouse), read_only=True) as conn:
         assert sorted(held_migrations(conn)) == sorted(migrations())
         assert conn.sql("SELECT count(*) FROM runs WHERE ds = $ds", params={"ds": NEXT_DAY}).fetchall() == [(1,)]

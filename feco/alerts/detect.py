@@ -225,13 +225,15 @@ def _reference_moves(pageable: pl.DataFrame, ds: date) -> pl.DataFrame:
 
 
 UNJUDGED_SCHEMA = {"ds": pl.Date, "feature": pl.String, "segment_dim": pl.String, "segment_value": pl.String,
-                   "reason": pl.String, "n_rows": pl.Int64, "detail": pl.String}
+                   "reason": pl.String, "detail": pl.String}
 
 
 def unjudged(pageable: pl.DataFrame, settings: Alerts, *, ds: date, history_days: int) -> pl.DataFrame:
     """What the coverage rules did not judge on ``ds`` in the segments that can page, and why
     (table ``unjudged``): segments under ``min_rows``, the warm-up, a segment whose mix of
-    product ages is not its history's.
+    product ages is not its history's. The segment's rows are feco_daily's, not copied here: a
+    later day's counting may restate a day's query bands (feco.coverage.first_window), and a
+    figure in the detail is the one judged on, said so.
 
     Examples
     --------
@@ -243,18 +245,18 @@ def unjudged(pageable: pl.DataFrame, settings: Alerts, *, ds: date, history_days
     rows = []
     if history_days < settings.warmup_days:
         start = ds + timedelta(days=settings.warmup_days - history_days)
-        rows.append((None, "all", "all", "warm_up", None,
+        rows.append((None, "all", "all", "warm_up",
                      f"{history_days} of warmup_days ({settings.warmup_days}) days of history: the drop and decay "
                      f"rules judge from {start}; missing values and collapses are judged meanwhile"))
     few = pageable.filter(pl.col("n_rows") < settings.min_rows).unique(["segment_dim", "segment_value"])
     for row in few.sort("segment_dim", "segment_value").iter_rows(named=True):
-        rows.append((None, row["segment_dim"], row["segment_value"], "few_rows", row["n_rows"],
-                     f"{row['n_rows']:,} sampled rows, under min_rows ({settings.min_rows:,}): only a collapse "
-                     "is judged"))
+        rows.append((None, row["segment_dim"], row["segment_value"], "few_rows",
+                     f"{row['n_rows']:,} sampled rows as judged, under min_rows ({settings.min_rows:,}): only a "
+                     "collapse is judged"))
     mixed = pageable.filter((pl.col("n_rows") >= settings.min_rows)
                             & (pl.col("history_overlap") < settings.min_age_overlap))
     for row in mixed.sort("feature", "segment_dim", "segment_value").iter_rows(named=True):
-        rows.append((row["feature"], row["segment_dim"], row["segment_value"], "age_mix", row["n_rows"],
+        rows.append((row["feature"], row["segment_dim"], row["segment_value"], "age_mix",
                      f"its rows share {row['history_overlap']:.0%} of their product ages with its history's, under "
                      f"min_age_overlap ({settings.min_age_overlap:.0%}): its history says nothing of it"))
     return pl.DataFrame([(ds, *row) for row in rows], schema=UNJUDGED_SCHEMA, orient="row")

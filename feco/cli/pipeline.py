@@ -186,7 +186,8 @@ def _run(args: argparse.Namespace) -> int:
     result = tasks.run_day(args.ds, tasks.as_config(args.config), allow_incomplete=args.allow_incomplete,
                            as_of=args.as_of, rescore=args.rescore)
     days = len(result["restated"])
-    restated = f"; the query bands of {days} earlier day{'s' * (days > 1)} restated" if days else ""
+    restated = (f"; the query bands of {days} earlier day{'s' * (days > 1)} restated (their alerts as detected)"
+                if days else "")
     print(f"{result['ds']}: published {result['events']:,} events, {result['rows']:,} rows{restated}; "
           f"{_alert_counts(result['alerts'])} ({time.monotonic() - started:.1f}s)")
     return 0

@@ -93,8 +93,14 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
                                 f"written {written:%Y-%m-%d %H:%M} UTC",
                        plotly_js=_plotly_js())
     staged = out / "index.html.tmp"  # a reader (or a crash) never meets half a page
-    staged.write_text(html, encoding="utf-8")
-    os.replace(staged, page)
+    try:
+        staged.write_text(html, encoding="utf-8")
+        os.replace(staged, page)
+    except OSError as error:
+        staged.unlink(missing_ok=True)  # a full disk leaves no half page behind
+        if error.filename is not None:
+            raise
+        raise OSError(error.errno, error.strerror, str(staged)) from None  # a failed write names no file
     return page
 
 

@@ -59,13 +59,15 @@ def day_state(folder) -> dict[str, list]:
 
 
 def judgement_agrees_with_coverage(folder) -> bool:
-    """Every stored alert and unjudged segment that counts rows counts those of its segment in
-    the published coverage."""
+    """Every stored alert and unjudged segment that counts rows (an unjudged one in its detail)
+    counts those of its segment in the published coverage."""
     with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
         return conn.sql("""
             SELECT count(*)
             FROM (SELECT ds, segment_dim, segment_value, n_rows FROM alerts
-                  UNION ALL SELECT ds, segment_dim, segment_value, n_rows FROM unjudged) judged
+                  UNION ALL SELECT ds, segment_dim, segment_value,
+                      nullif(replace(regexp_extract(detail, '^([0-9,]+) sampled rows', 1), ',', ''), '')::BIGINT
+                  FROM unjudged) judged
             LEFT JOIN (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily GROUP BY ALL) d
                 USING (ds, segment_dim, segment_value)
             WHERE judged.n_rows IS NOT NULL AND judged.n_rows IS DISTINCT FROM d.n_rows""").fetchall() == [(0,)]

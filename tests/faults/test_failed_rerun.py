@@ -25,7 +25,7 @@ import pytest
 from feco import storage, tasks
 from feco.cli import main
 from feco.sample_folder import SAME_PRODUCTS_FILE, STATES_FILE, STATUS_FILE
-from feco.sampling.day_folder import recover_samples
+from feco.sampling.day_folder import prepare_samples, recover_samples
 from logbuilder import make_events, write_config_file, write_logs
 
 DAY = date(2026, 3, 2)
@@ -154,10 +154,30 @@ def test_a_rerun_killed_at_any_file_operation_leaves_the_previous_or_the_new_day
         samples, rows = files(folder / "samples"), tables(folder / "feco.duckdb")
         killed = subprocess.run([sys.executable, "-c", KILL_AT, str(at), str(DAY), config], check=False)
         assert killed.returncode == -signal.SIGKILL, operations[at - 1]
-        recover_samples(folder / "samples")  # what the next sample step does first
+        recover_samples(tasks.as_config(config))  # what the next sample step does first
         assert_same_samples(folder / "samples", samples, staged_may_be_missing=at >= first_staged)
         assert tables(folder / "feco.duckdb") == rows, operations[at - 1]
         shutil.rmtree(folder)
+
+
+KILL_AT_PUBLISH = """
+import os, signal, sys
+from feco import tasks
+tasks.publish_day = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+tasks.run_day(sys.argv[1], sys.argv[2], deliver=False)
+"""
+
+
+def test_a_rerun_of_rewritten_logs_killed_at_publish_leaves_the_sample_the_warehouse_holds(tmp_path):
+    """Issue 60: the rerun's new sample stayed in place of the one the warehouse kept."""
+    config = published_day(tmp_path)
+    samples, rows = files(tmp_path / "samples"), tables(tmp_path / "feco.duckdb")
+    write_logs(tmp_path / "logs", make_events(DAY, events=3000, seed=5))
+    killed = subprocess.run([sys.executable, "-c", KILL_AT_PUBLISH, str(DAY), config], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    prepare_samples(tasks.as_config(config))  # what the next sample step does first
+    assert_same_samples(tmp_path / "samples", samples, staged_may_be_missing=False)
+    assert tables(tmp_path / "feco.duckdb") == rows
 
 
 def test_a_refused_rerun_leaves_the_day_and_the_next_days_bands_as_they_were(tmp_path, tmp_path_factory):
