@@ -12,6 +12,7 @@ role), and feco reads the endpoint of an S3-compatible store from ``AWS_ENDPOINT
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import uuid
@@ -143,6 +144,19 @@ def files_under(location: Location, *, suffix: str = ".parquet") -> list[str]:
              if info.type == pafs.FileType.File and info.base_name.endswith(suffix)
              and not any(part.startswith((".", "_")) for part in info.path.removeprefix(root).split("/"))]
     return sorted(found)
+
+
+def digest(location: Location) -> str:
+    """The sha256 of the files :func:`files_under` finds below ``location``: their names below
+    it and their bytes, in order."""
+    fs, path = filesystem_for(location)
+    hashed = hashlib.sha256()
+    for file in files_under(location):
+        hashed.update(file.removeprefix(path.rstrip("/")).encode())
+        with fs.open_input_stream(file) as stream:
+            while chunk := stream.read(1 << 20):
+                hashed.update(chunk)
+    return hashed.hexdigest()
 
 
 def remove(location: Location) -> None:

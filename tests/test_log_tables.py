@@ -90,8 +90,9 @@ def windows(config) -> pl.DataFrame:
 
 
 def read_alike(config) -> pl.DataFrame:
-    """The windows' rows but the table version read (NULL for a folder)."""
-    return windows(config).drop("table_version")
+    """The windows' rows but the table version read (NULL for a folder) and the sampled files'
+    digest (their bytes differ from source to source)."""
+    return windows(config).drop("table_version", "sample_digest")
 
 
 def chosen(config, ds=DAY) -> pl.DataFrame:

@@ -67,13 +67,21 @@ def replace_day(ds: date, config: Config, write_windows: Callable[[Location], pl
     prepare_samples(config)
     staging = staging_dir(root, ds)
     try:
-        summary = write_windows(staging)
+        summary = _with_digests(write_windows(staging), staging)
         storage.write_parquet(summary, storage.join(staging, WINDOWS_FILE))
     except BaseException:
         storage.remove(staging)
         raise
     _swap_in(root, ds, hold=_published_windows(config, ds) is not None)
     return summary
+
+
+def _with_digests(summary: pl.DataFrame, day: Location) -> pl.DataFrame:
+    """The summary with each window's ``sample_digest``: the sha256 of its sampled files, which
+    the warehouse keeps with the window, so a held sample and its successor are told apart
+    whatever changed in the logs between them (``recover_samples``)."""
+    digests = [storage.digest(storage.join(day, f"window={window}")) for window in summary["window"]]
+    return summary.with_columns(sample_digest=pl.Series(digests, dtype=pl.String))
 
 
 def prepare_samples(config: Config) -> None:
@@ -156,11 +164,14 @@ def _recover_day(config: Config, ds: date) -> None:
 
 def _windows(day: Location) -> list[tuple] | None:
     """What tells two samples of a day apart in the warehouse: each window's events available
-    and sampled."""
+    and sampled, and its files' digest (None for a sample written before digests)."""
     path = storage.join(day, WINDOWS_FILE)
     if not storage.exists(path):
         return None
-    return storage.read_parquet(path).select("window", "events_available", "events_sampled").sort("window").rows()
+    summary = storage.read_parquet(path)
+    if "sample_digest" not in summary.columns:
+        summary = summary.with_columns(sample_digest=pl.lit(None, dtype=pl.String))
+    return summary.select("window", "events_available", "events_sampled", "sample_digest").sort("window").rows()
 
 
 def _published_windows(config: Config, ds: date) -> list[tuple] | None:

@@ -12,8 +12,10 @@
 -- window reads stamped on another day than ds, so in no day's sample; counted as
 -- rows_null_timestamp; 0 for logs in a table, where such a row is read on its own day),
 -- table_version (logs in an Iceberg or Delta table: the snapshot id or version the window was
--- read at, which `feco run --as-of` pins a rerun to; NULL for logs in a folder). The last five
--- are NULL for days sampled before they were recorded.
+-- read at, which `feco run --as-of` pins a rerun to; NULL for logs in a folder), sample_digest
+-- (the sha256 of the window's sampled files: which of two samples of the day the warehouse
+-- holds, when a rerun is killed before its publish commits). The last six are NULL for days
+-- sampled before they were recorded.
 CREATE TABLE IF NOT EXISTS sample_windows (
     ds DATE NOT NULL,
     window_index SMALLINT NOT NULL,
@@ -27,5 +29,6 @@ CREATE TABLE IF NOT EXISTS sample_windows (
     hours_missing SMALLINT[],
     rows_outside_day BIGINT,
     table_version VARCHAR,
+    sample_digest VARCHAR,
     PRIMARY KEY (ds, window_index)
 );

@@ -168,11 +168,19 @@ tasks.run_day(sys.argv[1], sys.argv[2], deliver=False)
 """
 
 
-def test_a_rerun_of_rewritten_logs_killed_at_publish_leaves_the_sample_the_warehouse_holds(tmp_path):
+# The rewritten logs: other events (the windows' counts change), or the same events with other
+# values (only the sampled files' digest tells the two samples apart).
+REWRITES = {"other events": lambda: make_events(DAY, events=3000, seed=5),
+            "other values": lambda: make_events(DAY, events=3000, seed=0).with_columns(pl.col("f_dense") / 2)}
+
+
+@pytest.mark.parametrize("rewrite", REWRITES)
+def test_a_rerun_of_rewritten_logs_killed_at_publish_leaves_the_sample_the_warehouse_holds(tmp_path, rewrite):
     """Issue 60: the rerun's new sample stayed in place of the one the warehouse kept."""
     config = published_day(tmp_path)
     samples, rows = files(tmp_path / "samples"), tables(tmp_path / "feco.duckdb")
-    write_logs(tmp_path / "logs", make_events(DAY, events=3000, seed=5))
+    shutil.rmtree(tmp_path / "logs" / f"ds={DAY}")
+    write_logs(tmp_path / "logs", REWRITES[rewrite]())
     killed = subprocess.run([sys.executable, "-c", KILL_AT_PUBLISH, str(DAY), config], check=False)
     assert killed.returncode == -signal.SIGKILL
     prepare_samples(tasks.as_config(config))  # what the next sample step does first
