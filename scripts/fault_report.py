@@ -42,6 +42,7 @@ HOSTILE = "tests/test_hostile_logs.py::"
 QUERY = "tests/test_cli_query.py::"
 ONE_LINE = "tests/test_one_line_errors.py::"
 CHANNELS = "tests/alerts/test_channels.py::"
+MODEL = "tests/ranker/test_model_file.py::"
 
 CASES = [
     Case("fault", FAULTS + "test_a_run_killed_at_any_moment_leaves_the_previous_or_the_complete_day",
@@ -226,6 +227,62 @@ CASES = [
     Case("input", "tests/alerts/test_rule_change.py::test_a_changed_coverage_rule_restarts_the_series_without_a_page",
          "a feature's coverage rule changed in the config: recorded with the day, the series restarts, no page, "
          "feco status says so", "the change paged HIGH and the 7-day average mixed both rules (5f6cc6c)"),
+    Case("model file", MODEL + "test_a_bad_model_file_replaced_in_place_is_one_line_and_nothing_is_lost",
+         "[ranker.model] replaced by a file cut inside a tree, one LightGBM crashes on loading (SIGFPE), an empty "
+         "file, a text file that is no model, random bytes; `feco run` as a child process: one line naming the "
+         "file and what it is, exit 2, the samples byte for byte and the warehouse's rows as before",
+         "85 [Fatal] lines and a segfault or abort (exit 139, 134) with no feco line; two lines for an empty or "
+         "garbage file; random bytes called 'a pickled or joblib model'"),
+    Case("model file", MODEL + "test_a_model_file_cut_anywhere_is_refused_before_lightgbm_reads_it",
+         "a real model file cut at every 7th byte up to `end of trees`: every cut refused by the text check"),
+    Case("model file", MODEL + "test_a_model_replaced_in_place_is_a_new_version_and_the_days_before_keep_theirs",
+         "model A scores day 1, model B copied over the file, day 2 run, day 1 rerun: both versions kept, every "
+         "scored day names one that exists, day 1 rescored by A, `feco status` says when the file changed; "
+         "`--rescore` scores it with B",
+         "A's model_runs row was deleted while ranker_daily still named it, and the rerun rescored day 1 with B"),
+    Case("query", QUERY + "test_every_type_of_duckdb_prints_in_every_format",
+         "SELECT * FROM test_all_types() as a table, CSV and JSON; extremes exact",
+         "a Rust panic with a traceback (an out-of-range date)"),
+    Case("query", QUERY + "test_dates_and_times_python_cannot_hold_print_as_duckdb_writes_them",
+         "±infinity DATE, TIMESTAMP, TIMESTAMPTZ, _S, _MS, year 10000, 24:00:00, also in a list, every format",
+         "a Rust panic; TIMESTAMP_S infinity printed as 1969-12-31 23:59:59"),
+    Case("query", QUERY + "test_json_and_csv_keep_every_digit_of_wide_numbers_and_nanoseconds",
+         "HUGEINT and UHUGEINT extremes, DECIMAL(38,18), TIMESTAMP_NS in JSON and CSV: every digit, as strings",
+         "HUGEINT max off by 3, UHUGEINT max -1, DECIMAL(38,18) a float, nanoseconds cut"),
+    Case("query", QUERY + "test_columns_of_one_name_print_apart",
+         "SELECT * of a join with repeated column names, in JSON and CSV", "a Rust panic reading the result"),
+    Case("query", QUERY + "test_a_query_spills_to_a_bounded_folder_of_its_own_removed_when_it_ends",
+         "a sort spilling under --memory-limit 400MB killed at --timeout 4: spilled to a folder of its own bounded "
+         "by the limit, nothing left anywhere after the kill",
+         "temp files beside the warehouse with no bound, 100-600 MB left after the kill"),
+    Case("query", QUERY + "test_a_query_its_own_alarm_ends_is_said_to_have_timed_out",
+         "the parent's deadline kill arriving late, as under load: the child's own alarm ends the query, reported "
+         "as the timeout", "'signal 14 (SIGALRM) … most likely for want of memory'"),
+    Case("double count", HOSTILE + "test_event_ids_of_one_hour_reused_in_another_are_counted_and_refused",
+         "hour 4's file copied into hour 7 (the same event ids in another window), both engines: refused in one "
+         "line with the count, naming both files", "sampled and published, exit 0, on both engines"),
+    Case("input", "tests/test_config.py::test_numbers_must_be_finite_and_within_sane_bounds",
+         "events_per_window = 3·10²⁰, seed = 2⁶⁴, band_days = 10¹², timeout_seconds = inf, deadline_seconds = "
+         "1e300, drop.k = inf, wait_hours = inf, a nan LightGBM parameter: one error naming key and file",
+         "all accepted"),
+    Case("input", "tests/report/test_report.py::test_a_long_segment_value_is_stored_once_and_the_page_stays_small",
+         "a 6,000-character segment value on every cell of 12 days, with an alert and NDCG on each: stored once "
+         "in the page's data, shown cut at 80 characters, the page small", "the value was in the page 61 times"),
+    Case("data loss", ONE_LINE + "test_a_full_disk_at_publish_keeps_the_sample_the_warehouse_holds",
+         "rerun a published day after its logs are rewritten, DuckDB failing with ENOSPC at publish: one line, "
+         "exit 1, the day's sample and the warehouse as they were",
+         "the rerun's new sample stayed swapped in beside the warehouse's old day"),
+    Case("data loss", RERUN + "test_a_rerun_of_rewritten_logs_killed_at_publish_leaves_the_sample_the_warehouse_holds",
+         "rerun a published day after its logs are rewritten (other events; the same events with other values), "
+         "SIGKILLed at publish, then the next sample step's clean-up: the sample and the warehouse as they were",
+         "the new sample stayed in place of the one the warehouse kept"),
+    Case("input", ONE_LINE + "test_a_full_disk_writing_the_report_names_the_file_and_leaves_no_temporary",
+         "`feco report` on a full disk: one line naming the file, nothing left in the folder",
+         "'[Errno 28] No space left on device' with no path; index.html.tmp left behind"),
+    Case("restatement", "tests/test_query_bands.py::test_a_restated_day_states_no_count_its_coverage_no_longer_has",
+         "a warehouse's first days restated by the next days' query bands: every count an unjudged row of a "
+         "restated day states agrees with feco_daily, or says it is as judged",
+         "unjudged rows kept the counts judged before the restatement (441 vs 447), marked nowhere"),
 ]
 
 LONG_RUN = Case("long run", "bench/long_run.py",
