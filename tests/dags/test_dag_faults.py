@@ -12,6 +12,7 @@ import time
 from datetime import date, timedelta
 
 import duckdb
+import polars as pl
 import pytest
 
 from dags.conftest import DAGS, airflow_env
@@ -26,7 +27,15 @@ DAY = date(2026, 1, 5)
 # task id -> the feco.tasks function it calls
 STEPS = {"wait_for_logs": "check_logs", "sample": "sample", "sample_reference": "sample_reference",
          "coverage": "compute_coverage", "publish": "publish", "notify": "notify", "report": "report"}
-ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an incident each, even on day one
+ABSENT = ["f_gone_a", "f_gone_b"]  # logged the day before DAY, not on DAY: an incident each
+
+
+def write_logs_gone_on_day(logs) -> None:
+    """The day before DAY logs every configured feature; DAY lacks ABSENT's (a feature never
+    logged on any day is a config error, not an incident)."""
+    write_logs(logs, make_events(DAY - timedelta(days=1), events=2000, seed=2).with_columns(
+        *(pl.lit(0.5).alias(name) for name in ABSENT)))
+    write_logs(logs, make_events(DAY, events=2000, seed=3))
 
 
 def write_config(folder):
@@ -104,8 +113,10 @@ def test_airflow_retries_each_failed_task_and_the_day_equals_a_clean_run(airflow
     for folder in (retried, clean):
         folder.mkdir()
         write_config(folder)
-    write_logs(retried / "logs", make_events(DAY, events=2000, seed=3))
+    write_logs_gone_on_day(retried / "logs")
     os.symlink(retried / "logs", clean / "logs")
+    for folder in (retried, clean):
+        tasks.run_day(DAY - timedelta(days=1), load_config(folder / "feco.toml"), echo=lambda line: None)
 
     out = run_in_airflow(airflow_home, LOAD_BAG.format(dags=DAGS) + FAIL_EACH_TASK_ONCE.format(steps=STEPS, day=DAY),
                          FECO_CONFIG=str(retried / "feco.toml"))
@@ -161,7 +172,9 @@ def test_the_dag_waits_while_a_cli_backfill_holds_the_warehouse(airflow_home, tm
     start during the backfill rather than after it, however fast or loaded the machine is.
     """
     days = [DAY + timedelta(days=10 + i) for i in range(3)]
-    for i, ds in enumerate(days):
+    write_logs(tmp_path / "logs", make_events(days[0], events=2000, seed=0).with_columns(
+        *(pl.lit(0.5).alias(name) for name in ABSENT)))  # its configured features all logged (see write_config)
+    for i, ds in enumerate(days[1:], start=1):
         write_logs(tmp_path / "logs", make_events(ds, events=2000, seed=i))
     config = write_config(tmp_path)
     lock = tmp_path / "feco.duckdb.lock"

@@ -224,11 +224,15 @@ def test_a_run_killed_while_a_webhook_post_is_in_flight_delivers_every_message_a
     other message and channel is sent exactly once, and no row says delivered for a POST never
     answered.
     """
-    absent = ["f_gone_a", "f_gone_b", "f_gone_c"]  # three missing columns: three incidents open on day one
+    absent = ["f_gone_a", "f_gone_b", "f_gone_c"]  # logged the day before, gone on DAY: three incidents open
+    before = DAY - timedelta(days=1)
+    write_logs(tmp_path / "logs", make_events(before, events=2000, seed=3).with_columns(
+        *(pl.lit(0.5).alias(name) for name in absent)))
     write_logs(tmp_path / "logs", make_events(DAY, events=2000, seed=4))
     (tmp_path / "feco.toml").write_text(write_config_file(tmp_path, features=[*FEATURES, *absent]).read_text()
                                         + '[alerts.notify]\njsonl = "alerts.jsonl"\nwebhook_url_env = "FECO_TEST_WEBHOOK"\n')
-    assert feco(tmp_path, "backfill", "--start", str(DAY), "--end", str(DAY)).returncode == 0  # detects, delivers nothing
+    backfill = feco(tmp_path, "backfill", "--start", str(before), "--end", str(DAY))  # detects, delivers nothing
+    assert backfill.returncode == 0, backfill.stderr
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BlockingWebhook)
     server.daemon_threads = True
