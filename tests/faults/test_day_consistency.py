@@ -12,15 +12,16 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import date
+from datetime import date, timedelta
 
 import duckdb
+import polars as pl
 import pytest
 
 from logbuilder import FEATURES, make_events, write_config_file, write_logs
 
 DAY = date(2026, 4, 6)
-ABSENT = ["f_gone_a", "f_gone_b"]  # configured but not logged: an alert each
+ABSENT = ["f_gone_a", "f_gone_b"]  # logged the day before, not on DAY: an alert each
 ROUNDS = 16
 DAY_TABLES = {
     "runs": "SELECT * EXCLUDE (published_at) FROM runs",
@@ -49,8 +50,8 @@ def write_configs(folder) -> dict[str, str]:
     return paths
 
 
-def run(config: str) -> list:
-    return [sys.executable, "-m", "feco", "run", "--ds", str(DAY), "--config", config]
+def run(config: str, ds: date = DAY) -> list:
+    return [sys.executable, "-m", "feco", "run", "--ds", str(ds), "--config", config]
 
 
 def day_state(folder) -> dict[str, list]:
@@ -59,8 +60,9 @@ def day_state(folder) -> dict[str, list]:
 
 
 def judgement_agrees_with_coverage(folder) -> bool:
-    """Every stored alert and unjudged segment that counts rows (an unjudged one in its detail)
-    counts those of its segment in the published coverage."""
+    """Every stored alert and unjudged segment of DAY that counts rows (an unjudged one in its
+    detail) counts those of its segment in the published coverage. (The day before keeps its
+    judgement as detected when DAY's query bands restate its coverage.)"""
     with duckdb.connect(str(folder / "feco.duckdb"), read_only=True) as conn:
         return conn.sql("""
             SELECT count(*)
@@ -70,11 +72,14 @@ def judgement_agrees_with_coverage(folder) -> bool:
                   FROM unjudged) judged
             LEFT JOIN (SELECT ds, segment_dim, segment_value, max(n_rows) AS n_rows FROM feco_daily GROUP BY ALL) d
                 USING (ds, segment_dim, segment_value)
-            WHERE judged.n_rows IS NOT NULL AND judged.n_rows IS DISTINCT FROM d.n_rows""").fetchall() == [(0,)]
+            WHERE judged.ds = $day AND judged.n_rows IS NOT NULL AND judged.n_rows IS DISTINCT FROM d.n_rows""",
+            params={"day": DAY}).fetchall() == [(0,)]
 
 
 @pytest.fixture
 def folder(tmp_path):
+    write_logs(tmp_path / "logs", make_events(DAY - timedelta(days=1), events=2_000, seed=2).with_columns(
+        *(pl.lit(0.5).alias(name) for name in ABSENT)))
     write_logs(tmp_path / "logs", make_events(DAY, events=40_000, seed=3, rows_per_event=8))
     return tmp_path
 
@@ -84,6 +89,7 @@ def folder(tmp_path):
 @pytest.mark.slow
 def test_a_rerun_killed_anywhere_leaves_one_run_s_whole_day_and_the_next_run_repairs(folder):
     configs = write_configs(folder)
+    assert subprocess.run(run(configs["large"], DAY - timedelta(days=1)), capture_output=True).returncode == 0
     runs = {}
     for name in ("small", "large"):  # each run's day, as a clean run writes it
         started = time.monotonic()
