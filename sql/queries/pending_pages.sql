@@ -1,5 +1,7 @@
 -- pending_pages: incident messages not yet delivered on a channel, oldest first (a message the
--- service refused as invalid, status 'rejected', or left out of it, 'left_out', is not sent again).
+-- service refused as invalid, status 'rejected', or left out of it, 'left_out', or an
+-- escalation an ack held back, 'acknowledged', is not sent again; one a silence or a snooze
+-- held, 'held', is pending however old, to be sent once that is over).
 -- Inputs: incidents, page_deliveries. Params: $channel; $since, $until (days whose messages
 -- are still sent).
 -- Output: every incidents column, attempts (earlier failed attempts on this channel),
@@ -26,6 +28,7 @@ FROM incidents
 LEFT JOIN deliveries ON deliveries.message_id = incidents.message_id
 LEFT JOIN triggered ON triggered.incident_id = incidents.incident_id
 WHERE incidents.event IS NOT NULL
-  AND incidents.ds BETWEEN $since AND $until
-  AND coalesce(deliveries.status, 'pending') NOT IN ('delivered', 'rejected', 'left_out')
+  AND incidents.ds <= $until
+  AND (incidents.ds >= $since OR deliveries.status = 'held')
+  AND coalesce(deliveries.status, 'pending') NOT IN ('delivered', 'rejected', 'left_out', 'acknowledged')
 ORDER BY incidents.ds, incidents.severity_rank DESC, incidents.rows_lost DESC, incidents.feature;
