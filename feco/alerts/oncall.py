@@ -95,8 +95,11 @@ def act_on_incident(conn: duckdb.DuckDBPyConnection, incident: str, *, action: s
         how = f" by {resolved_by_hand}" if resolved_by_hand else f" on {row['ds']}"
         raise UsageError(f"incident {row['incident_id']} ({describe_place(row)}) is resolved{how}: "
                          f"nothing to {action}")
+    detail = f"{describe_place(row)}: resolved by hand by {actor}" + (f" ({reason})" if reason else "") \
+        + f" (opened {row['opened_ds']})" if action == "resolve" else None
     return _append(conn, action=action, incident_id=row["incident_id"], ds=row["ds"],
-                   severity_rank=row["severity_rank"], held_until=until, reason=reason, actor=actor, now=now)
+                   severity_rank=row["severity_rank"], held_until=until, reason=reason, detail=detail, actor=actor,
+                   now=now)
 
 
 def silence(conn: duckdb.DuckDBPyConnection, *, feature: str | None, segment: str | None, source: str | None,
@@ -196,7 +199,7 @@ def _resolved_by_hand(conn, incident_id: str) -> str | None:
 def _append(conn, *, action: str, actor: str, now: datetime, **values) -> dict:
     row = {"action": action, "incident_id": None, "ds": None, "severity_rank": None, "feature": None,
            "segment_dim": None, "segment_value": None, "source": None, "held_until": None, "unsilences": None,
-           "reason": None, **values, "actor": actor, "acted_at": now}
+           "reason": None, "detail": None, **values, "actor": actor, "acted_at": now}
     row["action_id"] = hashlib.sha1("|".join(map(str, row.values())).encode()).hexdigest()[:12]
     columns = ", ".join(f'"{name}"' for name in row)
     conn.execute(f"INSERT INTO incident_actions ({columns}) VALUES ({', '.join('$' + name for name in row)})", row)

@@ -6,7 +6,8 @@
 -- detect and tracking read, never the wall clock; NULL for a silence). severity_rank: the
 -- incident's tier then (an ack holds back escalations up to it). held_until: end of a snooze or a
 -- silence. unsilences: the action_id of the silence an 'unsilence' lifts. actor, reason: who
--- and why. acted_at: wall-clock time of the action (it orders the actions; no day's computed result
+-- and why. detail: a resolve's message, as sent (the place, who resolved it and why).
+-- acted_at: wall-clock time of the action (it orders the actions; no day's computed result
 -- reads it).
 CREATE TABLE IF NOT EXISTS incident_actions (
     action_id VARCHAR NOT NULL PRIMARY KEY,
@@ -21,6 +22,7 @@ CREATE TABLE IF NOT EXISTS incident_actions (
     held_until TIMESTAMPTZ,
     unsilences VARCHAR,
     reason VARCHAR,
+    detail VARCHAR,
     actor VARCHAR NOT NULL,
     acted_at TIMESTAMPTZ NOT NULL
 );

@@ -160,3 +160,27 @@ def test_an_acknowledged_incident_is_repaged_on_escalation_only_when_its_tier_ri
         assert set(escalation["status"]) == {"acknowledged"}
         assert escalation["last_error"].str.starts_with("not sent: acknowledged by ana at").all()
         assert tasks.notify(LIVE + timedelta(days=1), channels)["log"] == {"delivered": 0, "failed": 0}  # nor later
+
+
+def test_a_resolve_by_hand_sends_one_resolution_and_shows_who_and_why(live, monkeypatch):
+    incident = incident_id(live)
+    with pagerduty_server() as pagerduty, slack_server() as slack:
+        channels = paging(live, monkeypatch, pagerduty, slack)
+        tasks.notify(LIVE, channels)  # the opening
+        tasks.act_on_incident(incident, live, action="resolve", reason="fixed upstream", by="bo")
+        assert tasks.notify(LIVE, channels)["pagerduty"] == {"delivered": 1, "failed": 0}
+        assert tasks.notify(LIVE, channels)["slack"] == {"delivered": 0, "failed": 0}  # once
+    assert [event["event_action"] for event in pagerduty.received] == ["trigger", "resolve"]
+    assert pagerduty.received[1]["dedup_key"] == incident and pagerduty.alerts.open == set()
+    assert "resolved by hand by bo (fixed upstream)" in slack.received[-1]["text"]
+    summary = table(live, "incident_summary").row(0, named=True)
+    assert (summary["status"], summary["resolved_ds"], summary["resolved_by"]) == ("resolved", LIVE, "bo")
+
+
+def test_a_rule_still_firing_after_a_resolve_by_hand_opens_a_new_incident(config):  # noqa: F811 - the fixture
+    execute(config, f"DELETE FROM incidents WHERE ds > DATE '{INCIDENT}'")
+    first = incident_id(config)
+    tasks.act_on_incident(first, config, action="resolve", reason="thought it fixed")
+    tasks.detect(INCIDENT + timedelta(days=1), config)  # f_sparse is still zero in DE
+    next_day = table(config, "incidents", f"ds = DATE '{INCIDENT + timedelta(days=1)}'").row(0, named=True)
+    assert next_day["incident_id"] != first and next_day["event"] == "opened"
