@@ -85,3 +85,62 @@ def _unsilence(args: argparse.Namespace) -> int:
     row = tasks.unsilence(args.silence, args.config, by=args.by, reason=args.reason)
     print(visible(f"silence {row['unsilences']} lifted by {row['actor']}"))
     return 0
+
+
+FALSE_PAGE_WEEKS = 4
+
+
+def with_states(conn, incidents, *, config):
+    """``incidents`` (incident_list's rows) with what people on call did to each (oncall_states'
+    columns) and ``on_call``, that in one line (feco.alerts.oncall.describe_state)."""
+    from datetime import UTC, datetime
+
+    import polars as pl
+
+    from feco.alerts.oncall import describe_state, states
+
+    found = states(conn, now=datetime.now(UTC), sources=config.logs.source_features())
+    joined = incidents.join(found, on="incident_id", how="left")
+    return joined.with_columns(pl.Series("on_call", [describe_state(row) for row in joined.iter_rows(named=True)],
+                                         dtype=pl.String))
+
+
+def status_facts(conn, config, *, first_ds, last_ds) -> dict:
+    """`feco status`'s on-call facts: the silences in force, the live incidents acknowledged,
+    and the false pages of the last weeks against ``[alerts] false_pages_per_week``."""
+    from datetime import UTC, datetime
+
+    import polars as pl
+
+    from feco.warehouse import named_query
+
+    now = datetime.now(UTC)
+    silences = [_silence_line(row) for row in named_query(conn, "oncall_silences", {"now": now}).iter_rows(named=True)]
+    live = named_query(conn, "incident_list", {"since": first_ds, "until": None}).filter(
+        pl.col("status") != "resolved") if first_ds else None
+    acked = [] if live is None else [
+        f"{row['incident_id']} {row['on_call']}" for row in with_states(conn, live, config=config).iter_rows(named=True)
+        if row["acked_by"] and not row["resolved_by"]]
+    weeks = named_query(conn, "false_pages", {"last_ds": last_ds, "weeks": FALSE_PAGE_WEEKS}) if last_ds else None
+    return {"silences": silences, "acknowledged": acked,
+            "false_pages": [] if weeks is None else weeks.to_dicts(),
+            "false_pages_per_week": config.alerts.false_pages_per_week}
+
+
+def status_lines(facts: dict) -> list[str]:
+    """The lines `feco status` prints for :func:`status_facts`."""
+    lines = [f"silenced:          {line}" for line in facts["silences"]]
+    lines += [f"acknowledged:      {line}" for line in facts["acknowledged"]]
+    if facts["false_pages"]:
+        weeks = ", ".join(str(week["false_pages"]) for week in facts["false_pages"])
+        lines.append(f"false pages:       {weeks} in the weeks from {facts['false_pages'][0]['week']} (budget "
+                     f"{facts['false_pages_per_week']:g} a week: pages marked noise, or over within a day unchanged)")
+    return [visible(line) for line in lines]
+
+
+def _silence_line(row: dict) -> str:
+    matchers = [f"{name} {row[name]}" for name in ("feature", "source") if row[name]]
+    if row["segment_dim"]:
+        matchers.append(f"segment {row['segment_dim']}={row['segment_value']}")
+    return (f"{row['silence_id']} ({', '.join(matchers)}) until {row['held_until'].isoformat(timespec='minutes')} "
+            f"by {row['actor']}: {row['reason']}")

@@ -2,6 +2,7 @@
 why, and honoured by notify on every channel (the PagerDuty and Slack stand-ins of
 tests/services.py)."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -46,7 +47,7 @@ def config_flags(setup) -> list[str]:
     config_file.write_text(
         "[paths]\nlogs='logs'\nsamples='samples'\nwarehouse='feco.duckdb'\n"
         "[logs]\nfeatures=['f_dense','f_sparse','f_signed']\n")
-    return ["--setup", str(config_file)]
+    return ["--config", str(config_file)]
 
 
 def test_each_command_records_who_when_and_why(live, capsys):
@@ -184,3 +185,28 @@ def test_a_rule_still_firing_after_a_resolve_by_hand_opens_a_new_incident(config
     tasks.detect(INCIDENT + timedelta(days=1), config)  # f_sparse is still zero in DE
     next_day = table(config, "incidents", f"ds = DATE '{INCIDENT + timedelta(days=1)}'").row(0, named=True)
     assert next_day["incident_id"] != first and next_day["event"] == "opened"
+
+
+def test_alerts_and_status_show_what_is_in_force(live, capsys):
+    incident = incident_id(live)
+    tasks.act_on_incident(incident, live, action="ack", by="ana")
+    tasks.silence(live, source=None, feature="f_sparse", until=FUTURE, reason="reindex\x1b[2J", by="bo")
+    assert tasks_cli(live, ["alerts", "--since", str(INCIDENT)]) == 0
+    out = capsys.readouterr().out
+    assert f"    incident {incident}: acknowledged by ana at " in out
+    assert "; silenced until " in out and "(reindex\\x1b[2J) by bo" in out  # a terminal's escape, shown as text
+    assert tasks_cli(live, ["alerts", "--since", str(INCIDENT), "--format", "json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert (listed["acked_by"], listed["ack_rank"], listed["silenced_by"]) == ("ana", 4, "bo")
+    assert tasks_cli(live, ["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("silenced:") and "(feature f_sparse)" in line for line in lines)
+    assert any(line.startswith(f"acknowledged:      {incident} acknowledged by ana") for line in lines)
+
+
+def test_status_measures_the_false_pages_marked_noise_per_week(config, capsys):  # noqa: F811 - the fixture
+    tasks.act_on_incident(incident_id(config), config, action="noise", by="ana")
+    assert tasks_cli(config, ["status", "--format", "json"]) == 0
+    weeks = json.loads(capsys.readouterr().out)["false_pages"]
+    assert [week["false_pages"] for week in weeks] == [0, 0, 2, 0]  # its opening and resolution, in its week
+    assert weeks[2] == {"week": "2026-03-09", "false_pages": 2, "marked_noise": 1, "over_in_a_day": 0}
