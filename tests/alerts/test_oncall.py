@@ -6,13 +6,16 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import duckdb
+import polars as pl
 import pytest
 
 from alerts.test_channels import ROUTING_KEY, with_channels
 from alerts.test_pipeline_alerts import INCIDENT, RESOLVED, config, deliveries, published, table  # noqa: F401
 from feco import tasks
+from feco.alerts.detect import detect_under_noise
 from feco.cli import main
-from feco.config import SlackSettings
+from feco.config import Alerts, SlackSettings
+from feco.warehouse import named_query
 from services import pagerduty_server, slack_server
 
 LIVE = INCIDENT + timedelta(days=2)  # the incident is ongoing: its resolution is cut off below
@@ -210,3 +213,39 @@ def test_status_measures_the_false_pages_marked_noise_per_week(config, capsys): 
     weeks = json.loads(capsys.readouterr().out)["false_pages"]
     assert [week["false_pages"] for week in weeks] == [0, 0, 2, 0]  # its opening and resolution, in its week
     assert weeks[2] == {"week": "2026-03-09", "false_pages": 2, "marked_noise": 1, "over_in_a_day": 0}
+
+
+class AlphaSeen:
+    """A rule that fires nothing and notes the alpha each series was judged at."""
+
+    name = "drop_vs_moving_average"
+
+    def __init__(self):
+        self.seen = []
+
+    def detect(self, inputs, settings, alpha):
+        self.seen += [(feature, alpha) for feature in inputs["feature"]]
+        return inputs.head(0)
+
+
+def test_a_series_marked_noise_is_judged_at_a_smaller_alpha():
+    rule = AlphaSeen()
+    judged = pl.DataFrame({"feature": ["f_sparse", "f_dense"], "segment_dim": ["region"] * 2,
+                           "segment_value": ["DE"] * 2})
+    noise = pl.DataFrame({"rule": [rule.name, "decay_vs_reference"], "feature": ["f_sparse", "f_dense"],
+                          "segment_dim": ["region"] * 2, "segment_value": ["DE"] * 2, "noise_marks": [2, 5]})
+    detect_under_noise(rule, judged, Alerts(), alpha=0.003, noise=noise)
+    assert sorted(rule.seen) == [("f_dense", 0.003), ("f_sparse", pytest.approx(0.001))]  # the other rule's: its own
+
+
+def test_noise_marks_count_by_the_days_the_incident_paged(config):  # noqa: F811 - the fixture
+    tasks.act_on_incident(incident_id(config), config, action="noise", by="ana")
+    spread_days = config.alerts.drop.spread_days
+
+    def marks(ds):
+        with duckdb.connect(str(config.paths.warehouse), read_only=True) as conn:
+            return named_query(conn, "noise_marks", {"ds": ds, "spread_days": spread_days}).rows()
+
+    assert marks(INCIDENT) == []  # not on the day it paged, which a rerun judges as it was
+    assert marks(INCIDENT + timedelta(days=1)) == [("drop_vs_moving_average", "f_sparse", "region", "DE", 1)]
+    assert marks(INCIDENT + timedelta(days=spread_days + 1)) == []
