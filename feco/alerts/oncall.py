@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import getpass
 import hashlib
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 import duckdb
 import polars as pl
@@ -53,8 +53,6 @@ def parse_until(text: str, *, now: datetime) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(f"--until '{text}' is not a date (YYYY-MM-DD) or an ISO time (YYYY-MM-DDTHH:MM)") from None
-    if len(text) == len("YYYY-MM-DD"):
-        moment = datetime.combine(date.fromisoformat(text), datetime.min.time())
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     if moment <= now:
         raise UsageError(f"--until {moment.isoformat()} is not in the future (now {now.isoformat(timespec='seconds')})")
