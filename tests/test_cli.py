@@ -214,5 +214,5 @@ def test_alerts_text_lines_cannot_drive_the_terminal(capsys):
     _print_incidents(pl.DataFrame([incident]), pl.DataFrame([alert]), config=config, verbose=True, config_flag="")
     out = capsys.readouterr().out
     assert [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")] == []
-    # headline, detail, the id and who silenced it why, the alert, upstream, look further: one line each
+    # headline, detail, who silenced it why, the alert, upstream, look further: one line each
     assert len(out.splitlines()) == 6 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out

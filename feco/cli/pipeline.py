@@ -617,8 +617,10 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
     paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
     headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {row['status']}, {span}"
-    lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}",
-             f"    incident {row['incident_id']}" + (f": {row['on_call']}" if row["on_call"] else "")]
+    # the id is what `feco ack` and the other on-call commands take
+    lines = [f"{headline} ({row['alerts']} alerts{paged}) id {row['incident_id']}", f"    {row['detail']}"]
+    if row["on_call"]:
+        lines.append(f"    on call: {row['on_call']}")
     if alerts is not None:
         lines += _alert_lines(alerts) if verbose else [f"    {_alerts_summary(alerts)}"]
     source = row["source"] or config.logs.source_of(row["feature"])

@@ -196,7 +196,7 @@ def test_alerts_and_status_show_what_is_in_force(live, capsys):
     tasks.silence(live, source=None, feature="f_sparse", until=FUTURE, reason="reindex\x1b[2J", by="bo")
     assert tasks_cli(live, ["alerts", "--since", str(INCIDENT)]) == 0
     out = capsys.readouterr().out
-    assert f"    incident {incident}: acknowledged by ana at " in out
+    assert f"alerts) id {incident}\n" in out and "    on call: acknowledged by ana at " in out
     assert "; silenced until " in out and "(reindex\\x1b[2J) by bo" in out  # a terminal's escape, shown as text
     assert tasks_cli(live, ["alerts", "--since", str(INCIDENT), "--format", "json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
