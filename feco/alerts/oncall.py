@@ -93,8 +93,7 @@ def act_on_incident(conn: duckdb.DuckDBPyConnection, incident: str, *, action: s
         how = f" by {resolved_by_hand}" if resolved_by_hand else f" on {row['ds']}"
         raise UsageError(f"incident {row['incident_id']} ({describe_place(row)}) is resolved{how}: "
                          f"nothing to {action}")
-    detail = f"{describe_place(row)}: resolved by hand by {actor}" + (f" ({reason})" if reason else "") \
-        + f" (opened {row['opened_ds']})" if action == "resolve" else None
+    detail = _resolution_text(row, actor, reason) if action == "resolve" else None
     return _append(conn, action=action, incident_id=row["incident_id"], ds=row["ds"],
                    severity_rank=row["severity_rank"], held_until=until, reason=reason, detail=detail, actor=actor,
                    now=now)
@@ -176,6 +175,12 @@ def _held_note(state: dict) -> str | None:
         reason = f" ({state['snooze_reason']})" if state["snooze_reason"] else ""
         return f"not sent: snoozed until {_moment(state['snoozed_until'])}{reason} by {state['snoozed_by']}"
     return None
+
+
+def _resolution_text(incident: dict, actor: str, reason: str | None) -> str:
+    """The resolution message's detail, as the automatic one reads: place, what, since when."""
+    why = f" ({reason})" if reason else ""
+    return f"{describe_place(incident)}: resolved by hand by {actor}{why} (opened {incident['opened_ds']})"
 
 
 def _moment(at: datetime) -> str:

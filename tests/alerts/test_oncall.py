@@ -12,6 +12,7 @@ import pytest
 from alerts.test_channels import ROUTING_KEY, with_channels
 from alerts.test_pipeline_alerts import INCIDENT, RESOLVED, config, deliveries, published, table  # noqa: F401
 from feco import tasks
+from feco.alerts import oncall
 from feco.alerts.detect import detect_under_noise
 from feco.cli import main
 from feco.config import Alerts, SlackSettings
@@ -249,3 +250,14 @@ def test_noise_marks_count_by_the_days_the_incident_paged(config):  # noqa: F811
     assert marks(INCIDENT) == []  # not on the day it paged, which a rerun judges as it was
     assert marks(INCIDENT + timedelta(days=1)) == [("drop_vs_moving_average", "f_sparse", "region", "DE", 1)]
     assert marks(INCIDENT + timedelta(days=spread_days + 1)) == []
+
+
+def test_a_silence_of_a_source_holds_the_incidents_of_its_features(live):
+    now = datetime.now(UTC)
+    with duckdb.connect(str(live.paths.warehouse)) as conn:
+        oncall.silence(conn, feature=None, segment=None, source="sparse_job", until=now + timedelta(days=1),
+                       reason="sparse job rerun", actor="ana", now=now)
+        held = oncall.states(conn, now=now, sources={"sparse_job": ["f_sparse"]})
+        other = oncall.states(conn, now=now, sources={"dense_job": ["f_dense"]})
+    assert held.select("incident_id", "silence_reason").rows() == [(incident_id(live), "sparse job rerun")]
+    assert other.is_empty()
