@@ -12,7 +12,8 @@ and `train_ranker` the warehouse too. Steps hand over through the day's sample f
 day), `train_ranker` (the weekly reference model) and `send_message` (a plain line to the
 alert channels, for failures). Beside the pipeline, the writers that are not a day's step come
 through here too, so every write holds the run lock: the paper's experiments
-(`coverage_drop`, `coverage_drop_report`) and the sampling study (`sampling_study`).
+(`coverage_drop`, `coverage_drop_report`), the sampling study (`sampling_study`) and what
+people on call do to incidents (`act_on_incident`, `silence`, `unsilence`).
 """
 
 from __future__ import annotations
@@ -368,7 +369,7 @@ def notify(ds: date | str, config: Config | str | None = None, *, webhook_url: s
 
     with open_configured(config) as conn:
         return notify_alerts(conn, ds, settings=config.alerts.notify, webhook_url=webhook_url, secrets=secrets,
-                             echo=echo, backfill_from=backfill_from)
+                             echo=echo, backfill_from=backfill_from, sources=config.logs.source_features())
 
 
 @exclusive
@@ -498,6 +499,66 @@ def sampling_study(ds: date | str, config: Config | str | None = None, *, window
         with _writing(config) as conn:
             study.store_study(conn, result)
     return result
+
+
+def act_on_incident(incident: str, config: Config | str | None = None, *, action: str, by: str | None = None,
+                    reason: str | None = None, until: str | datetime | None = None,
+                    now: datetime | None = None) -> dict:
+    """Record what someone on call did to an incident (feco.alerts.oncall: 'ack', 'snooze' with
+    ``until``, 'resolve', 'noise'), under the run lock; ``by`` defaults to the login name."""
+    from feco.alerts import oncall
+
+    config, now = as_config(config), now or datetime.now(UTC)
+    if action == "snooze" and until is None:
+        raise UsageError("a snooze needs --until")
+    with _on_call(config) as conn:
+        return oncall.act_on_incident(conn, incident, action=action, actor=by or oncall.default_actor(),
+                                      reason=reason, until=_until(until, now), now=now)
+
+
+def silence(config: Config | str | None = None, *, until: str | datetime, reason: str, feature: str | None = None,
+            segment: str | None = None, source: str | None = None, by: str | None = None,
+            now: datetime | None = None) -> dict:
+    """Silence the incidents of a feature, a segment (``dim=value``) and/or an upstream source
+    until ``until`` (planned work): their messages are held, not sent, and say why."""
+    from feco.alerts import oncall
+
+    config, now = as_config(config), now or datetime.now(UTC)
+    _known(feature, config.logs.features, "--feature", "[logs] features")
+    _known(source, list(config.logs.sources), "--source", "[logs.sources]")
+    with _on_call(config) as conn:
+        return oncall.silence(conn, feature=feature, segment=segment, source=source, until=_until(until, now),
+                              reason=reason, actor=by or oncall.default_actor(), now=now)
+
+
+def unsilence(silence_id: str, config: Config | str | None = None, *, by: str | None = None,
+              reason: str | None = None, now: datetime | None = None) -> dict:
+    """Lift a silence before its end: the messages it held are sent by the next notify."""
+    from feco.alerts import oncall
+
+    config = as_config(config)
+    with _on_call(config) as conn:
+        return oncall.unsilence(conn, silence_id, actor=by or oncall.default_actor(), reason=reason,
+                                now=now or datetime.now(UTC))
+
+
+def _on_call(config: Config):
+    """The warehouse open for an on-call action: one that exists (an action creates none)."""
+    if not config.paths.warehouse.exists():
+        raise DataError(f"no warehouse at {config.paths.warehouse}: no incident to act on")
+    return _writing(config)
+
+
+def _until(until: str | datetime | None, now: datetime) -> datetime | None:
+    from feco.alerts.oncall import parse_until
+
+    return parse_until(until.isoformat() if isinstance(until, datetime) else until, now=now) if until else None
+
+
+def _known(name: str | None, names: list[str], option: str, where: str) -> None:
+    if name is not None and name not in names:
+        near = difflib.get_close_matches(name, names, n=1)
+        raise UsageError(f"{option} '{name}' is not in {where}" + (f"; did you mean '{near[0]}'?" if near else ""))
 
 
 @contextmanager

@@ -206,12 +206,13 @@ def test_alerts_text_lines_cannot_drive_the_terminal(capsys):
                 "segment_value": HOSTILE_TEXT, "status": "open", "opened_ds": date(2026, 3, 1),
                 "last_ds": date(2026, 3, 2), "alerts": 1, "paged": True, "source": None, "features": None,
                 "headline_dim": "region", "headline_value": HOSTILE_TEXT,
-                "detail": f"f_dense in region={HOSTILE_TEXT}: coverage 10.0% vs 50.0%"}
+                "detail": f"f_dense in region={HOSTILE_TEXT}: coverage 10.0% vs 50.0%",
+                "on_call": f"silenced until 2026-03-03 00:00 UTC ({HOSTILE_TEXT}) by ana"}
     alert = {"incident_id": "i1", "ds": date(2026, 3, 2), "severity": "critical", "rule": "drop",
              "lagging": False, "detail": incident["detail"]}
     config = SimpleNamespace(logs=LogSchema(features=["f_dense"], sources={"dense": ["f_dense"]}))
     _print_incidents(pl.DataFrame([incident]), pl.DataFrame([alert]), config=config, verbose=True, config_flag="")
     out = capsys.readouterr().out
     assert [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")] == []
-    # headline, detail, the alert, upstream, look further: one line each
-    assert len(out.splitlines()) == 5 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out
+    # headline, detail, who silenced it why, the alert, upstream, look further: one line each
+    assert len(out.splitlines()) == 6 and "region=DE\\x1b[2J\\x1b]0;pwned\\x07" in out

@@ -77,13 +77,14 @@ def judge_day(
     warm = judged_on_history(inputs, settings)
     pageable = inputs.filter(_pageable(settings.incidents))
     alpha = day_alpha(inputs, settings)
+    noise = named_query(conn, "noise_marks", {"ds": ds, "spread_days": settings.drop.spread_days})
     found = [collapsed, missing_columns(_missing_features(conn, ds))]
     for rule in registry.RULES:
         _check_statistics(rule, inputs)
         if rule.needs_history and collapsed.filter(pl.col("observed") < pl.col("threshold")).height:
             continue  # a collapsed day's coverage is not comparable (a missing window leaves it so)
         judged = warm if rule.needs_history else pageable if getattr(rule, "pageable_only", False) else eligible
-        found.append(rule.detect(judged, settings, alpha))
+        found.append(detect_under_noise(rule, judged, settings, alpha=alpha, noise=noise))
     alerts = _with_ids(_collapse_where_no_drop(pl.concat(found)), ds)
     # the input rules' alerts roll up across segments; the day's own (volume, a column gone) stand alone
     coverage_alerts = alerts.filter(pl.col("rule").is_in(registry.input_rule_names()))
@@ -97,6 +98,27 @@ def judge_day(
     history_days = named_query(conn, "history_days", {"ds": ds}).item()
     return Judged(_finish(rolled, ds, importance, ndcg_change or {}, n_features=len(config.logs.features)),
                   unjudged(pageable, settings, ds=ds, history_days=history_days), _reference_moves(pageable, ds))
+
+
+def detect_under_noise(rule: InputRule, judged: pl.DataFrame, settings: Alerts, *, alpha: float,
+                       noise: pl.DataFrame) -> pl.DataFrame:
+    """``rule.detect`` at the day's ``alpha``, but for each series whose pages people marked
+    noise lately (``noise``: sql/queries/noise_marks.sql), judged at alpha / (1 + its marks):
+    the series' own false pages tighten its budget, so it needs a larger shortfall to page again.
+
+    Examples
+    --------
+    With no series marked it is the rule's own detect (not run as a doctest: it needs inputs)::
+
+        detect_under_noise(rule, inputs, settings, alpha=1e-4, noise=named_query(conn, "noise_marks", params))
+    """
+    keys = ["feature", "segment_dim", "segment_value"]
+    marks = noise.filter(pl.col("rule") == rule.name).select(*keys, "noise_marks")
+    if marks.is_empty() or judged.is_empty():
+        return rule.detect(judged, settings, alpha)
+    judged = judged.join(marks, on=keys, how="left", nulls_equal=True).with_columns(pl.col("noise_marks").fill_null(0))
+    return pl.concat([rule.detect(series.drop("noise_marks"), settings, alpha / (1 + n))
+                      for (n,), series in judged.group_by("noise_marks", maintain_order=True)])
 
 
 def _collapse_where_no_drop(alerts: pl.DataFrame) -> pl.DataFrame:

@@ -38,6 +38,7 @@ import polars as pl
 from feco.alerts.channels import Message, pagerduty, slack
 from feco.alerts.channels.http import DeliveryFailed, NotSent, Rejected, post_json, read_secret_url
 from feco.alerts.incidents import describe_place
+from feco.alerts.oncall import quieted
 from feco.alerts.severity import SEVERITY_NAME
 from feco.cli.options import visible
 from feco.config import Notify
@@ -68,6 +69,7 @@ def notify_alerts(
     echo: Callable[[str], None] = print,
     warn: Callable[[str], None] | None = None,
     backfill_from: date | None = None,
+    sources: dict[str, list[str]] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Deliver the incident messages of ``ds`` and the days before it that are still pending.
 
@@ -80,6 +82,10 @@ def notify_alerts(
     then the incident is left out of it. A channel whose delivery failed gets one ``warn`` line
     (default: standard error). Returns counts of messages delivered and failed per channel; a
     digest counts every message it carries, and a message left out of PagerDuty counts in neither.
+
+    A message that people on call quieted (feco.alerts.oncall: a silence or a snooze in
+    force, an acknowledged incident's escalation; ``sources``, each upstream source's features,
+    for a silence of a source) is not sent but recorded, with why, and counts in neither.
 
     Examples
     --------
@@ -95,7 +101,8 @@ def notify_alerts(
     counts = {}
     secrets = {"webhook": webhook_url} | (secrets or {})
     for channel, route in _channels(settings, secrets, echo, deadline).items():
-        pending = named_query(conn, "pending_pages", {"channel": channel, "since": since, "until": ds})
+        pending = _not_quieted(conn, named_query(conn, "pending_pages", {"channel": channel, "since": since,
+                                                                         "until": ds}), channel, sources)
         counts[channel] = {"delivered": 0, "failed": 0}
         errors = []
         outbox, left_out = (_per_incident(pending, settings) if route.per_incident
@@ -113,6 +120,16 @@ def notify_alerts(
             (warn or _warn)(f"feco: warning: {counts[channel]['failed']} incident message(s) not delivered on {channel} "
                             f"({errors[0]}); {again}")
     return counts
+
+
+def _not_quieted(conn, pending: pl.DataFrame, channel: str, sources) -> pl.DataFrame:
+    """``pending`` without what people on call quieted, which is recorded (status and why) instead."""
+    quiet = quieted(conn, pending, now=datetime.now(UTC), sources=sources)
+    for message_id, status, note in quiet.iter_rows():
+        conn.execute("INSERT OR REPLACE INTO page_deliveries VALUES ($id, $channel, $status, $attempts, now(), $note)",
+                     {"id": message_id, "channel": channel, "status": status, "note": note,
+                      "attempts": pending.filter(message_id=message_id)["attempts"].item()})
+    return pending.join(quiet, on="message_id", how="anti")
 
 
 def _warn(line: str) -> None:

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "feco.cli.evaluate",
     "feco.cli.ranker",
     "feco.cli.report",
+    "feco.cli.oncall",
 )
 
 

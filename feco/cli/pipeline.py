@@ -26,8 +26,8 @@ from feco.errors import DataError, FecoError, UsageError
 from feco.locking import QUERY_TIMEOUT_SECONDS, READ_MEMORY_LIMIT
 from feco.sql_files import schema_relations
 
-INCIDENT_TABLE_COLUMNS = ("severity", "feature", "segment_dim", "segment_value", "status", "opened_ds", "last_ds",
-                          "alerts", "paged")
+INCIDENT_TABLE_COLUMNS = ("incident_id", "severity", "feature", "segment_dim", "segment_value", "status", "opened_ds",
+                          "last_ds", "alerts", "paged", "on_call")
 ALERT_TABLE_COLUMNS = ("incident_id", "ds", "severity", "rule", "feature", "segment_dim", "segment_value", "status",
                        "lagging")
 # How feco.alerts.cost_severity.describe_cost joins an incident's cost to each alert's detail.
@@ -302,6 +302,7 @@ def _query_text(args: argparse.Namespace) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from feco.cli.oncall import status_facts
     from feco.sources import source_for
     from feco.warehouse import named_query
 
@@ -319,11 +320,12 @@ def _status(args: argparse.Namespace) -> int:
         model_changes = _model_changes(conn)
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
         unmeasured = _not_measured(conn, config)
+        on_call = status_facts(conn, config, first_ds=row["first_ds"], last_ds=row["last_ds"])
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured}
+             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured, **on_call}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -334,13 +336,16 @@ def _status(args: argparse.Namespace) -> int:
                                    "not_judged_on_last_day": "; ".join(not_judged),
                                    "decay_references_followed": "; ".join(followed),
                                    "model_changes": "; ".join(model_changes),
-                                   "not_measured": "; ".join(unmeasured)}]), "csv")
+                                   "not_measured": "; ".join(unmeasured),
+                                   **{key: to_json(value) for key, value in on_call.items()}}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
 
 
 def _print_status(facts: dict, *, events_per_window: int) -> None:
+    from feco.cli.oncall import status_lines
+
     print(f"warehouse:         {facts['warehouse']}")
     print(f"days:              {facts['days']} ({facts['first_ds']} to {facts['last_ds']})")
     print(f"last published:    {facts['last_published_at']}")
@@ -377,6 +382,8 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         print(f"NDCG at risk:      {facts['ndcg']}")
     for line in facts["not_measured"]:
         print(f"not measured:      {line}")
+    for line in status_lines(facts):
+        print(line)
 
 
 def _logs_table_version(logs) -> tuple[str | None, str | None]:
@@ -553,13 +560,15 @@ def _same_products_not_counted(conn, config, *, days: int) -> list[str]:
 
 
 def _alerts(args: argparse.Namespace) -> int:
+    from feco.cli.oncall import with_states
     from feco.warehouse import fetch, named_query
 
     config, reader = _reader(args)
     with reader as conn:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
-        incidents = named_query(conn, "incident_list", {"since": since, "until": until})
+        incidents = with_states(conn, named_query(conn, "incident_list", {"since": since, "until": until}),
+                                config=config)
         attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
             if args.all or args.verbose else None
         last_judged = until or last
@@ -608,7 +617,10 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
     paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
     headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {row['status']}, {span}"
-    lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}"]
+    # the id is what `feco ack` and the other on-call commands take
+    lines = [f"{headline} ({row['alerts']} alerts{paged}) id {row['incident_id']}", f"    {row['detail']}"]
+    if row["on_call"]:
+        lines.append(f"    on call: {row['on_call']}")
     if alerts is not None:
         lines += _alert_lines(alerts) if verbose else [f"    {_alerts_summary(alerts)}"]
     source = row["source"] or config.logs.source_of(row["feature"])

@@ -193,13 +193,27 @@ def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, st
         columns["the day's NDCG@8 change, all causes"] = [
             f"{r['ndcg8_change']:+.4f}" if r["ndcg8_change"] is not None
             else None if r["ndcg8_change_all"] is None else f"all traffic {r['ndcg8_change_all']:+.4f}" for r in rows]
+    columns["on call"] = [_on_call(r) for r in rows]
     columns["chart"] = ["trend"] * len(rows)
     columns["link"] = [trend_link(r["feature"], r["segment_dim"], r["segment_value"]) for r in rows]
-    table = pl.DataFrame(columns, schema_overrides={"change %": pl.Float64, "expected": pl.String,
+    table = pl.DataFrame(columns, schema_overrides={"change %": pl.Float64, "expected": pl.String, "on call": pl.String,
                                                     "fires": pl.String, "measured": pl.String})
     return html_table(table, formats={"change %": ".1f"}, links={"chart": "link"},
                       row_classes=[f"severity-{r['severity']}" for r in rows],
                       notes=[_next_steps(r, upstream) for r in rows])
+
+
+def _on_call(row: dict) -> str | None:
+    """What people on call did: 'acknowledged by ana 2026-12-08 09:30 UTC; resolved by hand by bo (…)'."""
+    parts = []
+    if row["acked_by"]:
+        parts.append(f"acknowledged by {row['acked_by']} {row['acked_at'].astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    if row["resolved_by"]:
+        parts.append(f"resolved by hand by {row['resolved_by']}"
+                     + (f" ({row['resolve_reason']})" if row["resolve_reason"] else ""))
+    if row["noise_marks"]:
+        parts.append("marked noise")
+    return "; ".join(parts) or None
 
 
 def _measured(row: dict) -> str | None:

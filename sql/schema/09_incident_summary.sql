@@ -1,10 +1,11 @@
 -- incident_summary: one row per incident, as of the last day it was tracked.
--- Inputs: incidents. Output: incident_id, feature, segment_dim, segment_value, opened_ds,
--- last_ds, resolved_ds (NULL while not resolved), status, severity, severity_rank, days
+-- Inputs: incidents, incident_actions. Output: incident_id, feature, segment_dim,
+-- segment_value, opened_ds, last_ds, resolved_ds (NULL while not resolved), status, severity, severity_rank, days
 -- (calendar days from opened_ds to last_ds, both counted: a day the pipeline did not run
 -- still passed), alerts (attached, all days), rows_lost (size), paged (whether any page was
 -- due), detail (the last headline's text), not_paged (why an incident never paged: its latest
--- reason; NULL once paged).
+-- reason; NULL once paged). An incident resolved by hand (incident_actions) is 'resolved'
+-- from the day it was resolved on (resolved_by, resolve_reason: who and why; NULL otherwise).
 CREATE OR REPLACE VIEW incident_summary AS
 WITH per_incident AS (
     SELECT incident_id,
@@ -15,13 +16,22 @@ WITH per_incident AS (
            arg_max(not_paged, ds) FILTER (WHERE not_paged IS NOT NULL) AS not_paged
     FROM incidents
     GROUP BY incident_id
+),
+by_hand AS (
+    SELECT incident_id, arg_min(ds, acted_at) AS ds, arg_min(actor, acted_at) AS resolved_by,
+           arg_min(reason, acted_at) AS resolve_reason
+    FROM incident_actions
+    WHERE action = 'resolve'
+    GROUP BY incident_id
 )
 SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_value,
        latest.opened_ds, per_incident.last_ds,
-       CASE WHEN latest.status = 'resolved' THEN latest.ds END AS resolved_ds,
-       latest.status, latest.severity, latest.severity_rank,
+       CASE WHEN latest.status = 'resolved' THEN latest.ds ELSE by_hand.ds END AS resolved_ds,
+       CASE WHEN by_hand.ds IS NOT NULL THEN 'resolved' ELSE latest.status END AS status, latest.severity, latest.severity_rank,
        date_diff('day', latest.opened_ds, per_incident.last_ds) + 1 AS days,
        per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail,
-       CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged
+       CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged,
+       by_hand.resolved_by, by_hand.resolve_reason
 FROM incidents AS latest
-JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds;
+JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds
+LEFT JOIN by_hand ON by_hand.incident_id = latest.incident_id AND latest.status <> 'resolved';

@@ -2,11 +2,12 @@
 as paged (severity, then cost), with its span in calendar days and the NDCG@8 change of the
 headline's segment."""
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import pytest
 
+from feco.report.build import _incident_table
 from feco.warehouse import create_schema, named_query
 
 DAY = date(2026, 5, 1)
@@ -40,7 +41,8 @@ def insert_cost(conn: duckdb.DuckDBPyConnection, n: int, incident_id: str, d_ndc
 
 
 @pytest.fixture
-def incidents():
+def warehouse():
+    """An in-memory warehouse holding the incidents below and their alerts."""
     conn = duckdb.connect()
     create_schema(conn, moving_average_days=7)
     conn.executemany("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
@@ -64,7 +66,12 @@ def incidents():
         for segment, ndcg in ((("region", "DE x head"), 0.7 if n < 1 else 0.6), (("all", "all"), 0.8)):
             conn.execute("INSERT INTO ranker_daily VALUES (?, 'm', ?, ?, 10, 10, 0, ?, ?)",
                          [day(n), *segment, 10 * ndcg, 10 * ndcg])
-    return named_query(conn, "report_incidents").to_dicts()
+    return conn
+
+
+@pytest.fixture
+def incidents(warehouse):
+    return named_query(warehouse, "report_incidents").to_dicts()
 
 
 def test_each_incident_once_by_its_latest_headline_over_calendar_days(incidents):
@@ -108,3 +115,17 @@ def test_ndcg_change_is_the_headline_segments_on_its_day(incidents):
     assert first["ndcg8_change"] == pytest.approx(-0.1)  # day 1's 0.6 against day 0's 0.7
     assert first["ndcg8_change_all"] == pytest.approx(0.0)
     assert incidents[1]["ndcg8_change"] == pytest.approx(0.0)
+
+
+def test_an_incident_shows_who_acknowledged_resolved_it_by_hand_and_marked_it_noise(warehouse):
+    at = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
+    warehouse.executemany("INSERT INTO incident_actions (action_id, action, incident_id, ds, reason, actor, acted_at) "
+                          "VALUES (?, ?, 'i1', ?, ?, ?, ?)", [
+                              ("x1", "ack", day(2), None, "ana", at),
+                              ("x2", "resolve", day(2), "fixed <upstream>", "bo", at),
+                              ("x3", "noise", day(2), None, "bo", at)])
+    row = next(r for r in named_query(warehouse, "report_incidents").to_dicts() if r["incident_id"] == "i1")
+    assert (row["live"], row["resolved_ds"], row["acked_by"], row["noise_marks"]) == (False, day(2), "ana", 1)
+    table = _incident_table(named_query(warehouse, "report_incidents"), upstream={}, scored=False)
+    assert ("acknowledged by ana 2026-05-04 09:30 UTC; resolved by hand by bo (fixed &lt;upstream&gt;); "
+            "marked noise") in table
