@@ -560,8 +560,8 @@ def _alerts(args: argparse.Namespace) -> int:
         last = fetch(conn, "SELECT max(ds) AS last FROM runs").item()
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         incidents = named_query(conn, "incident_list", {"since": since, "until": until})
-        attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
-            if args.all or args.verbose else None
+        attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list(),
+                                                          "until": until}) if args.all or args.verbose else None
         last_judged = until or last
         unjudged = named_query(conn, "unjudged_on", {"ds": last_judged}) if last_judged else None
     if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
@@ -607,7 +607,7 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
         place += f" (worst: {_place({'segment_dim': row['headline_dim'], 'segment_value': row['headline_value']})})"
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
     paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
-    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {row['status']}, {span}"
+    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {standing(row)}, {span}"
     lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}"]
     if alerts is not None:
         lines += _alert_lines(alerts) if verbose else [f"    {_alerts_summary(alerts)}"]
@@ -618,6 +618,15 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
                      + (f"; runbook {runbook}" if runbook else ""))
     lines.append(f"    look further: {_query_command(row)}{config_flag}")
     return lines
+
+
+def standing(row: dict) -> str:
+    """How an incident stands: 'recovered since D' once its data is back within its normal
+    band (a 7-day average may still hold the failure), 'resolved (recovered since D)', or its status."""
+    back = row.get("recovered_ds")
+    if row["status"] == "resolved":
+        return "resolved" + (f" (recovered since {back})" if back else "")
+    return f"recovered since {back}" if back else row["status"]
 
 
 def _query_command(row: dict) -> str:
