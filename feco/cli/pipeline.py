@@ -319,11 +319,12 @@ def _status(args: argparse.Namespace) -> int:
         model_changes = _model_changes(conn)
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
         unmeasured = _not_measured(conn, config)
+        incidents = _incident_standings(conn, last_ds=row["last_ds"])
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured}
+             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured, "incidents": incidents}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -334,7 +335,8 @@ def _status(args: argparse.Namespace) -> int:
                                    "not_judged_on_last_day": "; ".join(not_judged),
                                    "decay_references_followed": "; ".join(followed),
                                    "model_changes": "; ".join(model_changes),
-                                   "not_measured": "; ".join(unmeasured)}]), "csv")
+                                   "not_measured": "; ".join(unmeasured),
+                                   "incidents": "; ".join(incidents)}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
     return 0
@@ -377,6 +379,22 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         print(f"NDCG at risk:      {facts['ndcg']}")
     for line in facts["not_measured"]:
         print(f"not measured:      {line}")
+    for line in facts["incidents"]:
+        print(visible(f"incident:          {line}"))
+
+
+def _incident_standings(conn, *, last_ds) -> list[str]:
+    """How each incident tracked in the week to the last day stands, its urgency and headline:
+    a 3 a.m. reader sees at once what is still failing and what has recovered."""
+    from feco.alerts.incidents import describe_place
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return []
+    listed = named_query(conn, "incident_list", {"since": last_ds - timedelta(days=6), "until": None})
+    return [f"{row['severity']} {describe_place(row)}: {standing(row)}, opened {row['opened_ds']}, "
+            f"{'high urgency (paged)' if row['urgency'] == 'high' else 'low urgency (daily digest)'}; "
+            f"{_without_cost(row['detail'])}" for row in listed.iter_rows(named=True)]
 
 
 def _logs_table_version(logs) -> tuple[str | None, str | None]:
@@ -606,7 +624,7 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
             row["segment_dim"], row["segment_value"]):
         place += f" (worst: {_place({'segment_dim': row['headline_dim'], 'segment_value': row['headline_value']})})"
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
-    paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
+    paged = "" if row["paged"] else "; low urgency, in the daily digest: " + (row["not_paged"] or "not paged")
     headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {standing(row)}, {span}"
     lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}"]
     if alerts is not None:

@@ -34,6 +34,7 @@ SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_va
        per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail,
        CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged,
        CASE WHEN latest.normal_days > 0 THEN per_incident.back_ds END AS recovered_ds,
+       CASE WHEN per_incident.paged THEN 'high' ELSE 'low' END AS urgency,
        per_incident.headline_dim, per_incident.headline_value, latest.source, latest.features
 FROM so_far AS latest
 JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds

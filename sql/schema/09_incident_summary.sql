@@ -6,7 +6,8 @@
 -- due), detail (the last headline's text), not_paged (why an incident never paged: its latest
 -- reason; NULL once paged), recovered_ds (the first day of its last run of days back within
 -- its normal band, normal_days counting them; NULL while it is not back: "recovered since"
--- while open, the day its data came back once resolved).
+-- while open, the day its data came back once resolved), urgency ('high': it paged someone;
+-- 'low': it pages no one and goes to the daily digest).
 CREATE OR REPLACE VIEW incident_summary AS
 WITH per_incident AS (
     SELECT incident_id,
@@ -26,6 +27,7 @@ SELECT latest.incident_id, latest.feature, latest.segment_dim, latest.segment_va
        date_diff('day', latest.opened_ds, per_incident.last_ds) + 1 AS days,
        per_incident.alerts, latest.rows_lost, per_incident.paged, per_incident.detail,
        CASE WHEN NOT per_incident.paged THEN per_incident.not_paged END AS not_paged,
-       CASE WHEN latest.normal_days > 0 THEN per_incident.back_ds END AS recovered_ds
+       CASE WHEN latest.normal_days > 0 THEN per_incident.back_ds END AS recovered_ds,
+       CASE WHEN per_incident.paged THEN 'high' ELSE 'low' END AS urgency
 FROM incidents AS latest
 JOIN per_incident ON per_incident.incident_id = latest.incident_id AND per_incident.last_ds = latest.ds;
