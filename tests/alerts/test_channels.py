@@ -234,6 +234,7 @@ def test_an_incident_that_pages_no_one_reaches_slack_in_the_daily_digest_and_nev
         tasks.notify(INCIDENT, channels)  # a rerun of the day sends its digest once
     [trigger] = paged.received
     assert trigger["payload"]["severity"] == "critical" and trigger["payload"]["component"] == "f_sparse"
+    assert trigger["payload"]["custom_details"]["urgency"] == "high"
     page, digest = chat.received
     assert {"*Urgency*\nhigh (a page)"} <= {f["text"] for f in page["blocks"][2]["fields"]}
     assert digest["blocks"][0]["text"]["text"] == (f"feco daily digest, {INCIDENT}: 1 live incident that pages no one "

@@ -61,6 +61,7 @@ def event(message: Message, *, routing_key: str, source: str) -> dict:
     place = f"{row['segment_dim']}={row['segment_value']}"
     details = {key: row[key] for key in ("feature", "features", "source", "opened_ds", "status", "headline_rule",
                                          "rows_lost", "detail") if row.get(key) not in (None, [])}
+    details["urgency"] = row.get("urgency", "high")  # what the severity below asks PagerDuty for
     details["sql"] = incident_command(row)
     trigger = {"routing_key": routing_key, "event_action": "trigger", "dedup_key": row["incident_id"],
                "payload": {"summary": message.text[:SUMMARY_CHARACTERS], "source": source,
