@@ -24,12 +24,11 @@ recovered from that day on (``incident_summary.recovered_ds``), though it stays 
 ``resolve_days`` such days have passed. A decay alert on a day whose coverage is already back
 above its threshold, or in a segment whose rows cross those of an incident of its feature (a
 source's: of any of its features) resolved in the week before, or within the segment of one
-recovered today, is
-lagging (its 7-day average still holds the bad days): it is attached where an incident is
-open, but it neither opens one, nor heads one, nor keeps one from resolving: the memory of a
-failure is not news of it, and the incident's headline stays its last failing day's. Decays the roll-up groups under
-a decay an incident holds go with that incident: an outage's days are in the 7-day average
-of every segment its rows cross.
+recovered today, is lagging (its 7-day average still holds the bad days): it is attached
+where an incident is open, but it neither opens one, nor heads one, nor keeps one from
+resolving: the memory of a failure is not news of it, and the incident's headline stays its
+last failing day's. Decays the roll-up groups under a decay an incident holds go with that
+incident: an outage's days are in the 7-day average of every segment its rows cross.
 
 The state of a day is computed from that day's alerts and the previous tracked day's rows
 only, so re-running a day leaves the same rows, and a message's id is stable.
@@ -157,8 +156,8 @@ class _Day:
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
         incident that can explain it resolved within the moving average's days, or one holding
-        its segment is back within its normal band today (whose bad days the 7-day average still holds: an outage of
-        established products is in all traffic's average too)."""
+        its segment is back within its normal band today (the 7-day average still holds their
+        bad days: an outage of established products is in all traffic's average too)."""
         if alert["rule"] != DecayRule.name:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
@@ -166,7 +165,8 @@ class _Day:
             return False
         # a recovered incident explains only what its segment holds: a crossing decay is more
         # likely another failure while the incident is open (after it resolved, _explains weighs it)
-        if any(self.nesting.contains(_segment(state), _segment(alert)) for state in self.recovered.get(alert["feature"], [])):
+        recovered = self.recovered.get(alert["feature"], [])
+        if any(self.nesting.contains(_segment(state), _segment(alert)) for state in recovered):
             return False
         return not any(self._explains(state, alert) for state in self.recently_resolved.get(alert["feature"], []))
 

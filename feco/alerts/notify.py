@@ -2,12 +2,13 @@
 webhook, PagerDuty and Slack (feco.alerts.channels).
 
 A message is due when an incident opens, escalates or resolves (see feco.alerts.incidents):
-a page, at high urgency. An incident that pages no one (too mild, too small a segment, a cross,
-an age band, too little history) is low urgency: it goes in the day's one daily digest on every
-channel but PagerDuty (``[alerts.notify] daily_digest``), sent once whatever the reruns. Every attempt is recorded per message and channel in
-``page_deliveries``; a message not delivered (a service that was down) is tried again by the
-next run, for ``RETRY_DAYS``, unless the service refused it as invalid (HTTP 400 from
-PagerDuty or Slack: recorded as ``rejected``, not sent again). When more than
+a page, at high urgency. An incident that pages no one (too mild, too small a segment, a
+cross, an age band, too little history) is low urgency: it is listed in the day's one daily
+digest on every channel but PagerDuty (``[alerts.notify] daily_digest``), sent once however
+often the day runs. Every attempt is recorded per message and channel in ``page_deliveries``;
+a message not delivered (a service that was down) is tried again by the next run, for
+``RETRY_DAYS``, unless the service refused it as invalid (HTTP 400 from PagerDuty or Slack:
+recorded as ``rejected``, not sent again). When more than
 ``digest_after`` messages are pending on a channel (after a backfill or an outage) they go as
 one digest; PagerDuty instead gets one event per incident, its latest, but never a resolve for
 an alert it was not sent: an incident that ended before PagerDuty received its trigger is left

@@ -392,7 +392,7 @@ def _incident_standings(conn, *, last_ds) -> list[str]:
     if last_ds is None:
         return []
     listed = named_query(conn, "incident_list", {"since": last_ds - timedelta(days=6), "until": None})
-    return [f"{row['severity']} {describe_place(row)}: {standing(row)}, opened {row['opened_ds']}, "
+    return [f"{row['severity']} {describe_place(row)}: {_standing(row)}, opened {row['opened_ds']}, "
             f"{'high urgency (paged)' if row['urgency'] == 'high' else 'low urgency (daily digest)'}; "
             f"{_without_cost(row['detail'])}" for row in listed.iter_rows(named=True)]
 
@@ -625,7 +625,7 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
         place += f" (worst: {_place({'segment_dim': row['headline_dim'], 'segment_value': row['headline_value']})})"
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
     paged = "" if row["paged"] else "; low urgency, in the daily digest: " + (row["not_paged"] or "not paged")
-    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {standing(row)}, {span}"
+    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {_standing(row)}, {span}"
     lines = [f"{headline} ({row['alerts']} alerts{paged})", f"    {row['detail']}"]
     if alerts is not None:
         lines += _alert_lines(alerts) if verbose else [f"    {_alerts_summary(alerts)}"]
@@ -638,7 +638,7 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
     return lines
 
 
-def standing(row: dict) -> str:
+def _standing(row: dict) -> str:
     """How an incident stands: 'recovered since D' once its data is back within its normal
     band (a 7-day average may still hold the failure), 'resolved (recovered since D)', or its status."""
     back = row.get("recovered_ds")
