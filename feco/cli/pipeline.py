@@ -113,9 +113,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     alerts = subparsers.add_parser(
         "alerts", help="list incidents",
-        description="List the incidents tracked on one day (--ds) or on any day since a date (--since; "
-                    "default: the last published day), most severe first, then the largest, each with "
-                    "its status now, its upstream source (with the owner and runbook the config gives "
+        description="List the incidents tracked on one day (--ds: each as it stood that day) or on any day "
+                    "since a date (--since; default: the last published day), most severe first, then the "
+                    "largest, each with how it stands (open, ongoing, recovered since the day its data came "
+                    "back, resolved), whether it paged or went to the daily digest, its upstream source (with the owner and runbook the config gives "
                     "it) and the query to look further. --all sums up the alerts attached to each; "
                     "--verbose lists them.",
     )
