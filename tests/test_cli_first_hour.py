@@ -127,6 +127,13 @@ def test_ds_shows_each_incident_as_it_stood_that_day_recovered_since_its_data_ca
     assert recovered[1] == f"    f_dense in DE: fell{COST}"  # the headline stays the failure's
 
 
+def test_status_says_how_each_incident_of_the_week_stands_and_its_urgency(incident, capsys):
+    assert main(["status", "--config", incident]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("incident:")]
+    assert line == ("incident:          high f_dense in all traffic: resolved (recovered since 2026-03-12), opened "
+                    "2026-03-10, low urgency (daily digest); f_dense in DE: fell")
+
+
 # --- 5: the CLI ------------------------------------------------------------------------------
 
 def test_all_is_one_line_per_incident_and_verbose_says_the_cost_once(incident, capsys):
