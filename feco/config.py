@@ -480,6 +480,10 @@ class Notify(_Model):
     # The report's path (relative to the config's folder) or URL, named in a digest and linked
     # from a Slack message.
     report: str | None = None
+    # Incidents that page no one ([alerts.incidents] page_*: too mild, too small, a cross, an age
+    # band, too little history) go, at low urgency, to one message a day on every channel but
+    # PagerDuty, which receives pages only; false: they are listed (`feco alerts`, the report) only.
+    daily_digest: bool = True
     # Channels a team receives pages in, on when their table is present.
     pagerduty: PagerDutySettings | None = None
     slack: SlackSettings | None = None
@@ -491,7 +495,8 @@ class Incidents(_Model):
     # Days in a row its segment must be back within its normal band to resolve.
     resolve_days: Annotated[int, Field(ge=1, le=MAX_DAYS)] = 2
     # Incidents milder than this, or whose headline segment holds less than this share of the
-    # day's rows, are tracked and listed but page no one.
+    # day's rows, page no one: they are listed and go to the daily digest ([alerts.notify]
+    # daily_digest), at low urgency.
     page_min_severity: Literal["low", "medium", "high", "critical"] = "medium"
     page_min_share: Annotated[float, Field(ge=0, le=1)] = 0.05
     # Crosses of dimensions multiply the cells judged (and so the false alarms); their

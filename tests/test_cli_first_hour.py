@@ -96,7 +96,8 @@ def test_a_dataset_a_clone_lacks_is_pointed_at_make_data(tmp_path):
 
 def test_the_headline_says_the_worst_segment_when_it_is_not_the_incidents(incident, capsys):
     headline, detail, _, _ = alerts_out(incident, capsys)
-    assert headline.startswith("[HIGH] f_dense in all traffic (worst: region=DE): resolved, 2026-03-10 to 2026-03-13")
+    assert headline.startswith("[HIGH] f_dense in all traffic (worst: region=DE): resolved (recovered since "
+                               "2026-03-12), 2026-03-10 to 2026-03-13")
     assert detail == f"    f_dense in DE: fell{COST}"
 
 
@@ -109,6 +110,28 @@ def test_lagging_alerts_are_marked_and_later_ones_are_not_the_incidents(incident
     assert main(["alerts", "--since", "2026-03-01", "--all", "--format", "csv", "--config", incident]) == 0
     rows = list(pl.read_csv(capsys.readouterr().out.encode()).select("alert_id", "lagging").iter_rows())
     assert sorted(rows) == [("a1", False), ("a2", False), ("a3", False), ("a4", False), ("a5", True)]
+
+
+def test_ds_shows_each_incident_as_it_stood_that_day_recovered_since_its_data_came_back(incident, capsys):
+    # issue 62: `feco alerts --ds 2026-11-17 --all` showed the incident as it stands today
+    def on(day: int) -> list[str]:
+        assert main(["alerts", "--ds", str(DAY + timedelta(day)), "--all", "--config", incident]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    failing, recovered = on(1), on(2)
+    assert failing[0].startswith("[HIGH] f_dense in all traffic (worst: region=DE): ongoing, 2026-03-10 to 2026-03-11 "
+                                 "(4 alerts")
+    assert failing[2].startswith("    4 alerts on 2 days")
+    assert recovered[0].startswith("[HIGH] f_dense in all traffic (worst: region=DE): recovered since 2026-03-12, "
+                                   "2026-03-10 to 2026-03-12 (5 alerts")
+    assert recovered[1] == f"    f_dense in DE: fell{COST}"  # the headline stays the failure's
+
+
+def test_status_says_how_each_incident_of_the_week_stands_and_its_urgency(incident, capsys):
+    assert main(["status", "--config", incident]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("incident:")]
+    assert line == ("incident:          high f_dense in all traffic: resolved (recovered since 2026-03-12), opened "
+                    "2026-03-10, low urgency (daily digest); f_dense in DE: fell")
 
 
 # --- 5: the CLI ------------------------------------------------------------------------------

@@ -72,6 +72,25 @@ def test_a_readme_command_runs_on_the_demos_days(demo_folder, command):
     assert done.stdout.strip(), command
 
 
+def test_the_demos_de_outage_reads_recovered_since_its_data_came_back_under_its_own_headline(demo_folder):
+    # issue 62: eng_ctr_7d in DE, back on 2026-11-19, read "ongoing" to the last day under a
+    # 7-day average's decay; `--ds` showed it as it stands now, not as it stood
+    back = "recovered since 2026-11-19"
+    listed = feco(demo_folder, "feco alerts --since 2026-11-16").stdout.splitlines()
+    (headline,) = [i for i, line in enumerate(listed) if line.startswith("[CRITICAL] eng_ctr_7d in region=DE: ")]
+    detail = listed[headline + 1]
+    assert back in listed[headline] and re.search(r"-\d\d%", detail) and "7-day average" not in detail
+    on_the_day = feco(demo_folder, "feco alerts --ds 2026-11-19").stdout.splitlines()
+    assert f"[CRITICAL] eng_ctr_7d in region=DE: {back}, 2026-11-16 to 2026-11-19" in on_the_day[0]
+    assert on_the_day[1] == detail  # the headline stays the outage's
+    status = feco(demo_folder, "feco status").stdout
+    assert f"incident:          critical eng_ctr_7d in region=DE: resolved ({back})" in status
+    assert detail.strip() in status
+    assert feco(demo_folder, "feco report --out report").returncode == 0
+    page = (demo_folder / "report" / "index.html").read_text(encoding="utf-8")
+    assert f"resolved 2026-11-20 ({back})" in page
+
+
 def test_the_readme_is_short_indexes_every_doc_and_agrees_with_the_makefile():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")

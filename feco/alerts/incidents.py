@@ -19,13 +19,16 @@ An incident resolves when its segment has been back within its normal band (at o
 threshold of the alert that opened it, no alert of the feature firing) for ``resolve_days``
 days in a row.
 
-A decay alert on a day whose coverage is already back above its threshold, or in a segment
-whose rows cross those of an incident of its feature (a source's: of any of its features)
-resolved in the week before, is
-lagging (its 7-day average still holds the bad days): it is attached where an incident is
-open, but it neither opens one nor keeps one from resolving. Decays the roll-up groups under
-a decay an incident holds go with that incident: an outage's days are in the 7-day average
-of every segment its rows cross.
+An incident whose root segment's observed coverage is back within its normal band is
+recovered from that day on (``incident_summary.recovered_ds``), though it stays open until
+``resolve_days`` such days have passed. A decay alert on a day whose coverage is already back
+above its threshold, or in a segment whose rows cross those of an incident of its feature (a
+source's: of any of its features) resolved in the week before, or within the segment of one
+recovered today, is lagging (its 7-day average still holds the bad days): it is attached
+where an incident is open, but it neither opens one, nor heads one, nor keeps one from
+resolving: the memory of a failure is not news of it, and the incident's headline stays its
+last failing day's. Decays the roll-up groups under a decay an incident holds go with that
+incident: an outage's days are in the 7-day average of every segment its rows cross.
 
 The state of a day is computed from that day's alerts and the previous tracked day's rows
 only, so re-running a day leaves the same rows, and a message's id is stable.
@@ -145,21 +148,33 @@ class _Day:
         self.coverage = {(f, d, v): c for f, d, v, _, c in coverage.iter_rows()}
         self.rows = {(f, d, v): n for f, d, v, n, _ in coverage.iter_rows()}
         self.total_rows = max((n for _, d, _, n, _ in coverage.iter_rows() if d == "all"), default=0)
+        self.recovered: dict[str, list[dict]] = {}  # feature -> its incidents back in band today (set by track)
         self.failing: set[str | None] = set()  # features with a live alert today (set by track)
         self.released: set[tuple[str, str | None]] = set()  # (incident, feature failing anew), set by track
         self.joined: dict[str, list[dict]] = {}  # incident id -> headlines of features it gained today
 
     def is_live(self, alert: dict) -> bool:
         """False for a lagging decay: the day's coverage is back above its threshold, or an
-        incident that can explain it resolved within the moving average's days (whose bad
-        days the 7-day average still holds: an outage of established products is in all
-        traffic's average too)."""
+        incident that can explain it resolved within the moving average's days, or one holding
+        its segment is back within its normal band today (the 7-day average still holds their
+        bad days: an outage of established products is in all traffic's average too)."""
         if alert["rule"] != DecayRule.name:
             return True
         today = self.coverage.get((alert["feature"], alert["segment_dim"], alert["segment_value"]))
         if today is not None and today >= alert["threshold"]:
             return False
+        # a recovered incident explains only what its segment holds: a crossing decay is more
+        # likely another failure while the incident is open (after it resolved, _explains weighs it)
+        recovered = self.recovered.get(alert["feature"], [])
+        if any(self.nesting.contains(_segment(state), _segment(alert)) for state in recovered):
+            return False
         return not any(self._explains(state, alert) for state in self.recently_resolved.get(alert["feature"], []))
+
+    def _back_in_band(self, state: dict) -> bool:
+        """Whether the incident's root segment is observed back within its normal band today
+        (unlike ``_within_band``, not when either is unknown: nothing then says it recovered)."""
+        today = self._root_coverage(state)
+        return today is not None and state["normal_floor"] is not None and today >= state["normal_floor"]
 
     def _explains(self, resolved: dict, alert: dict) -> bool:
         """Whether a resolved incident's days can explain a decay's loss: its segment holds the
@@ -184,6 +199,9 @@ class _Day:
         on one day in one segment open one incident together (``_outages``); then each
         feature's alerts attach (``_attach``). ``held``: the features of the alerts each
         incident held the day before."""
+        for state in filter(self._back_in_band, incidents):
+            for feature in state["features"]:
+                self.recovered.setdefault(feature, []).append(state)
         live = {feature: [alert for alert in alerts if self.is_live(alert)] for feature, alerts in todays.items()}
         self.failing = {feature for feature, alerts in live.items() if alerts}
         self._release(incidents, live, held)
@@ -480,7 +498,7 @@ class _Day:
         if not state["normal_days"]:
             return f"{where}: no alert today, still below its normal band"
         days = f"{state['normal_days']} day{'s' if state['normal_days'] != 1 else ''}"
-        verb = "resolved" if status == "resolved" else "recovering"
+        verb = "resolved" if status == "resolved" else "recovered"
         return f"{where}: {verb}, back within its normal band for {days} (opened {state['opened_ds']})"
 
 

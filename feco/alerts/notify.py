@@ -1,11 +1,14 @@
 """Delivery of incident messages: a line on stdout (the task log), a JSON-lines file, a
 webhook, PagerDuty and Slack (feco.alerts.channels).
 
-A message is due when an incident opens, escalates or resolves (see feco.alerts.incidents);
-nothing else is sent. Every attempt is recorded per message and channel in
-``page_deliveries``; a message not delivered (a service that was down) is tried again by the
-next run, for ``RETRY_DAYS``, unless the service refused it as invalid (HTTP 400 from
-PagerDuty or Slack: recorded as ``rejected``, not sent again). When more than
+A message is due when an incident opens, escalates or resolves (see feco.alerts.incidents):
+a page, at high urgency. An incident that pages no one (too mild, too small a segment, a
+cross, an age band, too little history) is low urgency: it is listed in the day's one daily
+digest on every channel but PagerDuty (``[alerts.notify] daily_digest``), sent once however
+often the day runs. Every attempt is recorded per message and channel in ``page_deliveries``;
+a message not delivered (a service that was down) is tried again by the next run, for
+``RETRY_DAYS``, unless the service refused it as invalid (HTTP 400 from PagerDuty or Slack:
+recorded as ``rejected``, not sent again). When more than
 ``digest_after`` messages are pending on a channel (after a backfill or an outage) they go as
 one digest; PagerDuty instead gets one event per incident, its latest, but never a resolve for
 an alert it was not sent: an incident that ended before PagerDuty received its trigger is left
@@ -115,6 +118,8 @@ def notify_alerts(
                 errors.append(error)
             # recorded at once, so a run killed mid-delivery sends again only what was in flight
             _record(conn, pending.filter(pl.col("message_id").is_in(ids)), channel, error)
+        if settings.daily_digest and not route.per_incident:  # PagerDuty receives pages only
+            errors += _send_daily_digest(conn, ds, channel, route.send, report=settings.report)
         if errors:
             again = "not sent again" if all(isinstance(e, Rejected) for e in errors) else "the next run tries again"
             (warn or _warn)(f"feco: warning: {counts[channel]['failed']} incident message(s) not delivered on {channel} "
@@ -242,6 +247,35 @@ def _outbox(pending: pl.DataFrame, settings: Notify,
     return outbox + [_single(row, settings.report) for row in apart.values()]
 
 
+def _send_daily_digest(conn, ds: date, channel: str, send: Callable[[Message], None], *,
+                       report: str | None) -> list[DeliveryFailed]:
+    """Send ``ds``'s daily digest on the channel unless it went already: the incidents live that
+    day that page no one, at low urgency. The errors of the attempt ([] when delivered or not due)."""
+    message_id = f"daily-digest-{ds}"
+    rows = named_query(conn, "daily_digest", {"ds": ds, "channel": channel, "message_id": message_id}).to_dicts()
+    if not rows or rows[0]["sent"]:
+        return []
+    payload = {"daily_digest": True, "ds": ds, "urgency": "low", "report": report,
+               "incidents": [{k: row[k] for k in PAYLOAD_FIELDS} | {"not_paged": row["not_paged"]} for row in rows]}
+    message = Message(daily_digest_text(ds, rows, report), payload, payload, rows=tuple(rows), digest=True,
+                      report=report)
+    error = _attempt(send, message)
+    _record(conn, pl.DataFrame({"message_id": [message_id], "attempts": [rows[0]["attempts"]]}), channel, error)
+    return [error] if error else []
+
+
+def daily_digest_text(ds: date, rows: list[dict], report: str | None) -> str:
+    """The daily digest: a line for each incident that pages no one (why not), where the report is."""
+    many = len(rows) > 1
+    lines = [f"feco daily digest, {ds}: {len(rows)} live incident{'s' * many} that page{'s' * (not many)} no one "
+             "(low urgency)"]
+    lines += [visible(f"  {SEVERITY_MARK.get(r['severity'], r['severity'])} {describe_place(r)}: {r['status']}, "
+                      f"opened {r['opened_ds']}" + (f"; {r['not_paged']}" if r["not_paged"] else "")) for r in rows]
+    if report:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)
+
+
 def _per_incident(pending: pl.DataFrame,
                   settings: Notify) -> tuple[list[tuple[list[str], Message]], list[str]]:
     """(outbox, ids left out) for a service that keeps one alert per incident and folds its
@@ -265,7 +299,7 @@ def _per_incident(pending: pl.DataFrame,
 
 
 def _single(row: dict, report: str | None) -> tuple[list[str], Message]:
-    payload = {k: row[k] for k in PAYLOAD_FIELDS}
+    payload = {k: row[k] for k in PAYLOAD_FIELDS} | {"urgency": "high"}  # an incident's own message is a page
     return [row["message_id"]], Message(page_text(row), payload | {"text": page_text(row)}, payload,
                                         rows=(row,), report=report)
 

@@ -113,9 +113,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     alerts = subparsers.add_parser(
         "alerts", help="list incidents",
-        description="List the incidents tracked on one day (--ds) or on any day since a date (--since; "
-                    "default: the last published day), most severe first, then the largest, each with "
-                    "its status now, its upstream source (with the owner and runbook the config gives "
+        description="List the incidents tracked on one day (--ds: each as it stood that day) or on any day "
+                    "since a date (--since; default: the last published day), most severe first, then the "
+                    "largest, each with how it stands (open, ongoing, recovered since the day its data came "
+                    "back, resolved), whether it paged or went to the daily digest, its upstream source (with the owner and runbook the config gives "
                     "it) and the query to look further. --all sums up the alerts attached to each; "
                     "--verbose lists them.",
     )
@@ -321,11 +322,13 @@ def _status(args: argparse.Namespace) -> int:
         ndcg = _ndcg_status(conn, last_ds=row["last_ds"])
         unmeasured = _not_measured(conn, config)
         on_call = status_facts(conn, config, first_ds=row["first_ds"], last_ds=row["last_ds"])
+        incidents = _incident_standings(conn, last_ds=row["last_ds"])
     logs_table = _logs_table(config, row, version=version, unread=unread) if logs.versioned else None
     facts = {"warehouse": str(config.paths.warehouse), **row, "logs_table_version": version,
              "logs_table": logs_table, "rules_not_running": warnings, "coverage_rules_changed": changed,
              "not_judged_on_last_day": not_judged, "decay_references_followed": followed, "ranker": ranker,
-             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured, **on_call}
+             "model_changes": model_changes, "ndcg": ndcg, "not_measured": unmeasured, "incidents": incidents,
+             **on_call}
     if args.format == "json":
         print(to_json(facts, indent=1))
     elif args.format == "csv":
@@ -337,6 +340,7 @@ def _status(args: argparse.Namespace) -> int:
                                    "decay_references_followed": "; ".join(followed),
                                    "model_changes": "; ".join(model_changes),
                                    "not_measured": "; ".join(unmeasured),
+                                   "incidents": "; ".join(incidents),
                                    **{key: to_json(value) for key, value in on_call.items()}}]), "csv")
     else:
         _print_status(facts, events_per_window=config.sampling.events_per_window)
@@ -382,8 +386,24 @@ def _print_status(facts: dict, *, events_per_window: int) -> None:
         print(f"NDCG at risk:      {facts['ndcg']}")
     for line in facts["not_measured"]:
         print(f"not measured:      {line}")
+    for line in facts["incidents"]:
+        print(visible(f"incident:          {line}"))
     for line in status_lines(facts):
         print(line)
+
+
+def _incident_standings(conn, *, last_ds) -> list[str]:
+    """How each incident tracked in the week to the last day stands, its urgency and headline:
+    a 3 a.m. reader sees at once what is still failing and what has recovered."""
+    from feco.alerts.incidents import describe_place
+    from feco.warehouse import named_query
+
+    if last_ds is None:
+        return []
+    listed = named_query(conn, "incident_list", {"since": last_ds - timedelta(days=6), "until": None})
+    return [f"{row['severity']} {describe_place(row)}: {_standing(row)}, opened {row['opened_ds']}, "
+            f"{'high urgency (paged)' if row['urgency'] == 'high' else 'low urgency (daily digest)'}; "
+            f"{_without_cost(row['detail'])}" for row in listed.iter_rows(named=True)]
 
 
 def _logs_table_version(logs) -> tuple[str | None, str | None]:
@@ -569,8 +589,8 @@ def _alerts(args: argparse.Namespace) -> int:
         since, until = (args.ds, args.ds) if args.ds else (args.since or last, None)
         incidents = with_states(conn, named_query(conn, "incident_list", {"since": since, "until": until}),
                                 config=config)
-        attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list()}) \
-            if args.all or args.verbose else None
+        attached = named_query(conn, "incident_alerts", {"incident_ids": incidents["incident_id"].to_list(),
+                                                          "until": until}) if args.all or args.verbose else None
         last_judged = until or last
         unjudged = named_query(conn, "unjudged_on", {"ds": last_judged}) if last_judged else None
     if args.format == "table":  # the columns that fit a terminal; csv and json carry them all
@@ -615,8 +635,8 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
             row["segment_dim"], row["segment_value"]):
         place += f" (worst: {_place({'segment_dim': row['headline_dim'], 'segment_value': row['headline_value']})})"
     span = f"{row['opened_ds']}" + (f" to {row['last_ds']}" if row["last_ds"] != row["opened_ds"] else "")
-    paged = "" if row["paged"] else "; " + (row["not_paged"] or "not paged")
-    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {row['status']}, {span}"
+    paged = "" if row["paged"] else "; low urgency, in the daily digest: " + (row["not_paged"] or "not paged")
+    headline = f"{SEVERITY_MARK.get(row['severity'], row['severity'])} {place}: {_standing(row)}, {span}"
     # the id is what `feco ack` and the other on-call commands take
     lines = [f"{headline} ({row['alerts']} alerts{paged}) id {row['incident_id']}", f"    {row['detail']}"]
     if row["on_call"]:
@@ -630,6 +650,15 @@ def _incident_lines(row: dict, alerts, *, config, verbose: bool, config_flag: st
                      + (f"; runbook {runbook}" if runbook else ""))
     lines.append(f"    look further: {_query_command(row)}{config_flag}")
     return lines
+
+
+def _standing(row: dict) -> str:
+    """How an incident stands: 'recovered since D' once its data is back within its normal
+    band (a 7-day average may still hold the failure), 'resolved (recovered since D)', or its status."""
+    back = row.get("recovered_ds")
+    if row["status"] == "resolved":
+        return "resolved" + (f" (recovered since {back})" if back else "")
+    return f"recovered since {back}" if back else row["status"]
 
 
 def _query_command(row: dict) -> str:

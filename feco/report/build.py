@@ -156,7 +156,10 @@ def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], 
     live = incidents.get_column("live").sum()
     note = ("An incident is one feature in one segment from the day it opened to its last day (resolved, or "
             "the last day published), every rule's alerts attached (`feco alerts`, table incidents). Most severe "
-            "first, as paged. Each is shown by its latest headline, its most severe and most "
+            "first, as paged. Urgency: a page woke someone; the daily digest lists, once a day, those that page "
+            "no one (too mild or too small a segment). 'Recovered since' a day: its coverage has been back within "
+            "its normal band from then on, though it stays open (and a 7-day average may still hold the failure) "
+            "until it resolves. Each is shown by its latest headline on a failing day, its most severe and most "
             "localised alert: what its rule measured, what it expected, and the line it fires at (a coverage rule "
             "fires below its line, the missing-values rule above). Below each: its upstream source and what to "
             "run to look further; 'trend' opens the feature in its segment beside its sibling segments.")
@@ -167,14 +170,17 @@ def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], 
                  "incident_costs); the day's NDCG@8 change is everything that moved the segment's NDCG@8 on the "
                  "headline day against its previous 7 days, mostly day-to-day noise, and can be far larger.")
     body = paragraph(note) + _incident_table(incidents, upstream=upstream, scored=scored)
-    return Section("incidents", f"{title}: {live} live, {incidents.height - live} ended", body=body)
+    digest = incidents.filter(pl.col("live") & (pl.col("urgency") == "low")).height
+    return Section("incidents", f"{title}: {live} live ({digest} in the daily digest), {incidents.height - live} ended",
+                   body=body)
 
 
 def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool) -> str:
     rows = incidents.to_dicts()
     columns = {
         "severity": [r["severity"] for r in rows],
-        "status": ["live" if r["live"] else f"resolved {r['resolved_ds']}" for r in rows],
+        "status": [_standing(r) for r in rows],
+        "urgency": ["page" if r["urgency"] == "high" else "daily digest" for r in rows],
         "feature": [r["feature"] for r in rows],
         "segment": incidents.select(segment_label(pl.col("segment_dim"), pl.col("segment_value"))).to_series(),
         "rule": [r["rule"] for r in rows],
@@ -214,6 +220,14 @@ def _on_call(row: dict) -> str | None:
     if row["noise_marks"]:
         parts.append("marked noise")
     return "; ".join(parts) or None
+
+
+def _standing(row: dict) -> str:
+    """'live', 'recovered since D' (back within its normal band, still open), 'resolved R (recovered since D)'."""
+    back = f"recovered since {row['recovered_ds']}" if row["recovered_ds"] else None
+    if row["live"]:
+        return back or "live"
+    return f"resolved {row['resolved_ds']}" + (f" ({back})" if back else "")
 
 
 def _measured(row: dict) -> str | None:

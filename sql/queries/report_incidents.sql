@@ -6,8 +6,9 @@
 -- root_value (the incident's own segment), source (the upstream source of an outage, else
 -- NULL), features (every feature it holds), rule, severity (the worst it reached), first_ds
 -- (opened), headline_ds (its latest headline day), last_ds (its last tracked day),
--- resolved_ds (NULL while live), days (calendar days from first_ds to last_ds), live (not
--- resolved), observed, baseline, threshold, drop_rel, detail (the headline alert's on
+-- resolved_ds (NULL while live), recovered_ds (its data back within its normal band since;
+-- incident_summary), urgency ('high': paged, 'low': the daily digest), days (calendar days
+-- from first_ds to last_ds), live (not resolved), observed, baseline, threshold, drop_rel, detail (the headline alert's on
 -- headline_ds), ndcg8_change (the headline segment's NDCG@8 on headline_ds minus its previous
 -- 7 days' mean; NULL when the segment is not scored), ndcg8_change_all (the same for all
 -- traffic), d_ndcg8, d_ndcg8_low, d_ndcg8_high (its last replayed cost and interval; NULL when
@@ -38,7 +39,7 @@ on_call AS (
 SELECT s.incident_id, s.feature, a.segment_dim, a.segment_value,
        s.segment_dim AS root_dim, s.segment_value AS root_value, h.source, h.features,
        a.rule, s.severity, s.opened_ds AS first_ds, h.ds AS headline_ds, s.last_ds, s.resolved_ds,
-       s.days, s.status <> 'resolved' AS live,
+       s.recovered_ds, s.urgency, s.days, s.status <> 'resolved' AS live,
        a.observed, a.baseline, a.threshold, a.drop_rel, a.detail,
        own.ndcg8_change, everyone.ndcg8_change AS ndcg8_change_all,
        cost.d_ndcg8, cost.d_ndcg8_low, cost.d_ndcg8_high,

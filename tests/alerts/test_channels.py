@@ -6,6 +6,7 @@ import shlex
 import time
 from datetime import date
 
+import duckdb
 import pytest
 
 # config and published are fixtures: one incident, nothing sent
@@ -209,11 +210,37 @@ def test_a_source_outage_reads_well_in_slack_and_keys_one_pagerduty_alert(event)
         assert paged["links"][0]["href"] == "https://feco.example.com/report/#trend/eng_ctr_7d/region/DE"
 
 
-@pytest.mark.parametrize(("severity", "mapped"), [("critical", "critical"), ("high", "error"), ("medium", "warning"),
-                                                  ("low", "info")])
-def test_severity_maps_to_pagerdutys_four_levels(severity, mapped):
-    message = Message("line", {}, rows=(SOURCE_OUTAGE | {"severity": severity},))
+@pytest.mark.parametrize(("severity", "urgency", "mapped"), [
+    ("critical", "high", "critical"), ("high", "high", "error"), ("medium", "high", "error"), ("low", "high", "error"),
+    ("medium", "low", "warning")])
+def test_a_page_reaches_pagerduty_at_high_urgency_whatever_its_tier(severity, urgency, mapped):
+    # issue 62: a medium incident that paged went as "warning", low urgency under PagerDuty's
+    # "based on severity" rule (critical, error: high; warning, info: low): nobody was woken
+    message = Message("line", {}, rows=(SOURCE_OUTAGE | {"severity": severity, "urgency": urgency},))
     assert pagerduty.event(message, routing_key=ROUTING_KEY, source="feco")["payload"]["severity"] == mapped
+
+
+def test_an_incident_that_pages_no_one_reaches_slack_in_the_daily_digest_and_never_pagerduty(config, monkeypatch):
+    monkeypatch.setenv("FECO_TEST_PD_KEY", ROUTING_KEY)
+    with duckdb.connect(str(config.paths.warehouse)) as conn:  # a mild incident in tail queries, live that day
+        conn.execute("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, status, "
+                     "severity, severity_rank, paged_rank, normal_days, rows_lost, alert_ids, features, not_paged) "
+                     "VALUES (?, 'mild', 'f_dense', 'query_band', 'tail', ?, 'open', 'low', 1, 0, 0, 12, [], "
+                     "['f_dense'], 'not paged: low, milder than page_min_severity (medium)')", [INCIDENT, INCIDENT])
+    with pagerduty_server() as paged, slack_server() as chat:
+        monkeypatch.setenv("FECO_TEST_SLACK", chat.url)
+        channels = with_channels(config, paged.url, slack=SlackSettings(webhook_url_env="FECO_TEST_SLACK"))
+        tasks.notify(INCIDENT, channels)
+        tasks.notify(INCIDENT, channels)  # a rerun of the day sends its digest once
+    [trigger] = paged.received
+    assert trigger["payload"]["severity"] == "critical" and trigger["payload"]["component"] == "f_sparse"
+    assert trigger["payload"]["custom_details"]["urgency"] == "high"
+    page, digest = chat.received
+    assert {"*Urgency*\nhigh (a page)"} <= {f["text"] for f in page["blocks"][2]["fields"]}
+    assert digest["blocks"][0]["text"]["text"] == (f"feco daily digest, {INCIDENT}: 1 live incident that pages no one "
+                                                   "(low urgency)")
+    assert "f_dense in query_band=tail: open" in digest["blocks"][1]["text"]["text"]
+    assert "f_sparse" not in digest["text"] and slack_error(digest) is None
 
 
 def test_a_plain_line_reaches_pagerduty_and_slack_as_well(monkeypatch):

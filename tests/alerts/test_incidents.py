@@ -632,3 +632,23 @@ def test_a_decay_open_for_days_stays_its_own_incident_through_its_source_s_outag
     assert outage_rows.filter(pl.col("event") == "opened")["features"].to_list() == [["eng_a", "eng_c"]]
     resolved = outage_rows.filter(pl.col("event") == "resolved")["ds"].to_list()
     assert resolved == [DAY + timedelta(days=8 + SETTINGS.resolve_days)]  # not held open by the decay's echo
+
+
+def test_a_decay_under_a_recovered_step_neither_heads_it_nor_keeps_it_open():
+    # Issue 62: eng_ctr_7d in DE was back to 42.8% on 11-19, yet a decay of DE x tail (its 7-day
+    # average still holding the outage) re-headlined the incident and kept it "ongoing" for days.
+    de = alert(("region", "DE"), rows=2_000)
+    memory = alert(("region x query_band", "DE x tail"), rule="decay_vs_reference", severity="high", drop=0.41,
+                   rows=600, threshold=0.55)
+
+    def with_cross(day: pl.DataFrame, cross: float) -> pl.DataFrame:
+        return pl.concat([day, pl.DataFrame([("f", "region x query_band", "DE x tail", 600, cross)], schema=day.schema,
+                                            orient="row")])
+
+    days = track([([de], with_cross(coverage(DE=0.1), 0.1)), ([de], with_cross(coverage(DE=0.1), 0.1)),
+                  ([memory], with_cross(coverage(DE=0.6), 0.5)), ([memory], with_cross(coverage(DE=0.6), 0.5))])
+    assert days["incident_id"].n_unique() == 1
+    assert days["headline_rule"].to_list() == ["drop_vs_moving_average"] * 2 + [None, None]
+    assert days["normal_days"].to_list() == [0, 0, 1, 2]
+    assert days["status"].to_list() == ["open", "ongoing", "ongoing", "resolved"]
+    assert days["alert_ids"].to_list()[2] == [memory["alert_id"]]  # still attached while open

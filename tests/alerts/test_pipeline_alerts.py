@@ -228,7 +228,9 @@ def test_alerts_command_lists_incidents_and_their_alerts(config, capsys):
         "[logs]\nfeatures=['f_dense','f_sparse','f_signed']\n")
     assert main(["alerts", "--ds", str(INCIDENT), "--config", str(config_file)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith(f"[CRITICAL] f_sparse in region=DE: resolved, {INCIDENT} to {RESOLVED}")
+    assert lines[0].startswith(f"[CRITICAL] f_sparse in region=DE: open, {INCIDENT} (")  # as it stood that day
+    assert main(["alerts", "--ds", str(RESOLVED), "--config", str(config_file)]) == 0
+    assert capsys.readouterr().out.startswith("[CRITICAL] f_sparse in region=DE: resolved (recovered since ")
     assert main(["alerts", "--ds", str(INCIDENT), "--all", "--verbose", "--config", str(config_file)]) == 0
     attached = [line for line in capsys.readouterr().out.splitlines() if line.startswith("      ")]
     assert any("drop_vs_moving_average: f_sparse in region=DE" in line for line in attached)

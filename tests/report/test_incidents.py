@@ -129,3 +129,32 @@ def test_an_incident_shows_who_acknowledged_resolved_it_by_hand_and_marked_it_no
     table = _incident_table(named_query(warehouse, "report_incidents"), upstream={}, scored=False)
     assert ("acknowledged by ana 2026-05-04 09:30 UTC; resolved by hand by bo (fixed &lt;upstream&gt;); "
             "marked noise") in table
+
+
+def test_the_first_screen_says_recovered_since_and_the_urgency():
+    # issue 62: the costliest incident, back to 42.8% on 11-19, still read "live" with its 7-day
+    # average's decay as the headline; one that paged no one looked like one that did
+    from feco.report.build import _incidents
+
+    conn = duckdb.connect()
+    create_schema(conn, moving_average_days=7)
+    conn.executemany("INSERT INTO alerts (ds, alert_id, feature, segment_dim, segment_value, rule, observed, "
+                     "baseline, threshold, drop_abs, drop_rel, severity, status) VALUES "
+                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [alert(0, "step", "f1", ("region", "DE"), "drop_vs_moving_average", 0.05),
+                      alert(0, "mild", "f2", ("query_band", "tail"), "drop_vs_moving_average", 0.4)])
+    conn.executemany("INSERT INTO incidents (ds, incident_id, feature, segment_dim, segment_value, opened_ds, status, "
+                     "severity, severity_rank, paged_rank, headline_alert_id, normal_days, rows_lost, alert_ids, event) "
+                     "VALUES (?, ?, ?, 'region', 'DE', ?, ?, ?, ?, ?, ?, ?, 0, [], ?)", [
+                         (day(0), "paged", "f1", day(0), "open", "critical", 4, 4, "step", 0, "opened"),
+                         (day(1), "paged", "f1", day(0), "ongoing", "critical", 4, 4, None, 1, None),
+                         (day(2), "paged", "f1", day(0), "ongoing", "critical", 4, 4, None, 0, None),
+                         (day(3), "paged", "f1", day(0), "ongoing", "critical", 4, 4, None, 1, None),
+                         (day(0), "digest", "f2", day(0), "open", "low", 1, 0, "mild", 0, None)])
+    rows = named_query(conn, "report_incidents")
+    assert rows.select("incident_id", "recovered_ds", "urgency").rows() == [("paged", day(3), "high"),
+                                                                          ("digest", None, "low")]
+    section = _incidents(rows, upstream={}, scored=False)
+    assert section.title == "Incidents: 2 live (1 in the daily digest), 0 ended"
+    assert f"recovered since {day(3)}" in section.body and "daily digest" in section.body
+    assert "-90.0" in section.body  # the headline stays the step's

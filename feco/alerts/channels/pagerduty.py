@@ -7,8 +7,13 @@ folds them by key anyway); nothing is digested. PagerDuty accepts a resolve for 
 no alert for and does nothing with it, so feco.alerts.notify sends a resolve only for an
 incident whose trigger PagerDuty received: one that ended before that (a backfill, an outage)
 is left out of PagerDuty, and the other channels carry it (in their digest after a backlog).
-A plain line (a failed task) is one ``trigger`` of its own. Severity: critical → critical,
-high → error, medium → warning, low → info.
+A plain line (a failed task) is one ``trigger`` of its own.
+
+Urgency: PagerDuty sets it from the event's ``severity`` by the service's urgency rules; under
+"based on severity", critical and error are high urgency, warning and info low. Every feco
+incident event is a page (those that page no one go to the daily digest, never to PagerDuty):
+a critical incident is sent as critical, any other as error, so each pages someone now; a
+plain line is an error too. An incident at low urgency would be sent as warning.
 
 The routing key (the integration key of an Events API v2 integration) is a secret: it comes
 from the environment variable the config names or an Airflow connection's password, and
@@ -21,7 +26,9 @@ from feco.alerts.channels import Message, incident_command, report_link
 from feco.alerts.channels.http import DeliveryFailed, post_answered
 from feco.config import PagerDutySettings
 
-SEVERITY = {"critical": "critical", "high": "error", "medium": "warning", "low": "info", "info": "info"}
+# what PagerDuty's "based on severity" urgency rule reads as high urgency (critical, error) or low
+PAGE_SEVERITY = {"critical": "critical"}  # every other tier pages as an error
+LOW_URGENCY = "warning"
 SUMMARY_CHARACTERS = 1024  # the API's limit on payload.summary
 
 
@@ -54,10 +61,11 @@ def event(message: Message, *, routing_key: str, source: str) -> dict:
     place = f"{row['segment_dim']}={row['segment_value']}"
     details = {key: row[key] for key in ("feature", "features", "source", "opened_ds", "status", "headline_rule",
                                          "rows_lost", "detail") if row.get(key) not in (None, [])}
+    details["urgency"] = row.get("urgency", "high")  # what the severity below asks PagerDuty for
     details["sql"] = incident_command(row)
     trigger = {"routing_key": routing_key, "event_action": "trigger", "dedup_key": row["incident_id"],
                "payload": {"summary": message.text[:SUMMARY_CHARACTERS], "source": source,
-                           "severity": SEVERITY[row["severity"]], "component": row["source"] or row["feature"] or "volume",
+                           "severity": severity(row), "component": row["source"] or row["feature"] or "volume",
                            "group": place, "class": row["headline_rule"] or "coverage", "custom_details": details},
                "client": "feco"}
     link = report_link(message.report, row)
@@ -65,3 +73,17 @@ def event(message: Message, *, routing_key: str, source: str) -> dict:
         trigger["links"] = [{"href": link, "text": "feco report: this feature's trend in its segment"}]
         trigger["client_url"] = message.report
     return trigger
+
+
+def severity(row: dict) -> str:
+    """The event's severity: the one giving the incident's urgency under PagerDuty's "based on
+    severity" rule (a page: critical for a critical incident, else error; low urgency: warning).
+
+    Examples
+    --------
+    >>> severity({"severity": "medium", "urgency": "high"}), severity({"severity": "medium", "urgency": "low"})
+    ('error', 'warning')
+    """
+    if row.get("urgency", "high") == "low":
+        return LOW_URGENCY
+    return PAGE_SEVERITY.get(row["severity"], "error")

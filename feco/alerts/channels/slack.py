@@ -46,7 +46,8 @@ def _incident_blocks(message: Message, row: dict) -> list[dict]:
     what = {"opened": "incident opened", "escalated": "incident escalated", "grew": "incident grew",
             "resolved": "incident resolved"}
     headline = f"{severity.upper()}: {what.get(row['event'], row['event'])} · {describe_place(row)}"
-    fields = [("Severity", severity), ("Segment", segment_name(row)), ("Rule", row["headline_rule"] or "—"),
+    urgency = "low (daily digest)" if row.get("urgency") == "low" else "high (a page)"
+    fields = [("Severity", severity), ("Urgency", urgency), ("Segment", segment_name(row)), ("Rule", row["headline_rule"] or "—"),
               ("Open since", str(row["opened_ds"])), ("Status", row["status"]), ("Rows lost", f"{row['rows_lost']:,}")]
     blocks = [_header(f"{ICON.get(severity, '')} {headline}"), _section(escape(row["detail"] or message.text)),
               {"type": "section", "fields": [_mrkdwn(_cut(f"*{name}*\n{escape(value)}", FIELD_CHARACTERS))
