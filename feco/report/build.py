@@ -199,10 +199,9 @@ def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, st
         columns["the day's NDCG@8 change, all causes"] = [
             f"{r['ndcg8_change']:+.4f}" if r["ndcg8_change"] is not None
             else None if r["ndcg8_change_all"] is None else f"all traffic {r['ndcg8_change_all']:+.4f}" for r in rows]
-    columns["on call"] = [_on_call(r) for r in rows]
     columns["chart"] = ["trend"] * len(rows)
     columns["link"] = [trend_link(r["feature"], r["segment_dim"], r["segment_value"]) for r in rows]
-    table = pl.DataFrame(columns, schema_overrides={"change %": pl.Float64, "expected": pl.String, "on call": pl.String,
+    table = pl.DataFrame(columns, schema_overrides={"change %": pl.Float64, "expected": pl.String,
                                                     "fires": pl.String, "measured": pl.String})
     return html_table(table, formats={"change %": ".1f"}, links={"chart": "link"},
                       row_classes=[f"severity-{r['severity']}" for r in rows],
@@ -252,8 +251,9 @@ def _measure(rule: str) -> tuple[str, str | None]:
 
 
 def _next_steps(row: dict, upstream: dict[str, dict[str, str]]) -> str:
-    """Where to go next: the upstream source (its owner and runbook where configured), and the
-    `feco query` command showing the incident's coverage from a week before it opened."""
+    """What people on call did, where to go next: the upstream source (its owner and runbook
+    where configured), and the `feco query` command showing the incident's coverage from a week
+    before it opened."""
     contact = upstream.get(row["feature"], {})
     source = row["source"] or contact.get("source")
     if source:
@@ -267,7 +267,8 @@ def _next_steps(row: dict, upstream: dict[str, dict[str, str]]) -> str:
     # In double quotes the SQL's own quotes stay readable; a value holding what a shell expands
     # there takes incident_command's single quoting, which keeps it part of the SQL.
     command = f'feco query "{sql}"' if not set(sql) & set('$`"\\!') else incident_command(incident)
-    return f"{where}. Look further: <code>{escape(command)}</code>"
+    on_call = _on_call(row)
+    return (f"On call: {escape(on_call)}. " if on_call else "") + f"{where}. Look further: <code>{escape(command)}</code>"
 
 
 def _upstream(config: Config | None) -> dict[str, dict[str, str]]:
