@@ -167,6 +167,15 @@ def describe_state(state: dict | None) -> str | None:
     return "; ".join(parts) or None
 
 
+def describe_silence(row: dict) -> str:
+    """One line on a silence in force: its id, what it matches, until when, who and why."""
+    matchers = [f"{name} {row[name]}" for name in ("feature", "source") if row[name]]
+    if row["segment_dim"]:
+        matchers.append(f"segment {row['segment_dim']}={row['segment_value']}")
+    return (f"{row['silence_id']} ({', '.join(matchers)}) until {row['held_until'].isoformat(timespec='minutes')} "
+            f"by {row['actor']}: {row['reason']}")
+
+
 def _held_note(state: dict) -> str | None:
     if state["silenced_until"] is not None:
         return (f"not sent: silenced until {_moment(state['silenced_until'])} ({state['silence_reason']}) "

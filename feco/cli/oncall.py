@@ -112,10 +112,11 @@ def status_facts(conn, config, *, first_ds, last_ds) -> dict:
 
     import polars as pl
 
+    from feco.alerts.oncall import describe_silence
     from feco.warehouse import named_query
 
     now = datetime.now(UTC)
-    silences = [_silence_line(row) for row in named_query(conn, "oncall_silences", {"now": now}).iter_rows(named=True)]
+    silences = [describe_silence(row) for row in named_query(conn, "oncall_silences", {"now": now}).iter_rows(named=True)]
     live = named_query(conn, "incident_list", {"since": first_ds, "until": None}).filter(
         pl.col("status") != "resolved") if first_ds else None
     acked = [] if live is None else [
@@ -136,11 +137,3 @@ def status_lines(facts: dict) -> list[str]:
         lines.append(f"false pages:       {weeks} in the weeks from {facts['false_pages'][0]['week']} (budget "
                      f"{facts['false_pages_per_week']:g} a week: pages marked noise, or over within a day unchanged)")
     return [visible(line) for line in lines]
-
-
-def _silence_line(row: dict) -> str:
-    matchers = [f"{name} {row[name]}" for name in ("feature", "source") if row[name]]
-    if row["segment_dim"]:
-        matchers.append(f"segment {row['segment_dim']}={row['segment_value']}")
-    return (f"{row['silence_id']} ({', '.join(matchers)}) until {row['held_until'].isoformat(timespec='minutes')} "
-            f"by {row['actor']}: {row['reason']}")

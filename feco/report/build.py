@@ -11,6 +11,7 @@ from urllib.parse import quote as url_quote
 import polars as pl
 
 from feco.alerts.channels import incident_command, incident_sql
+from feco.alerts.oncall import describe_silence
 from feco.alerts.rules import registry
 from feco.alerts.rules.missing import MissingColumnRule
 from feco.config import Alerts, Config
@@ -25,7 +26,7 @@ from feco.report.page import (
     render_page,
     select,
 )
-from feco.warehouse import open_read_only
+from feco.warehouse import named_query, open_read_only
 
 COLD_START_DIMS = ("product_age", "region")
 
@@ -67,8 +68,10 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     """
     settings = {"alerts": config.alerts, "moving_average_days": config.moving_average_days} if config else {}
     alerts_min_rows = (config.alerts if config else Alerts()).min_rows
+    written = (written_at or datetime.now(UTC)).astimezone(UTC)
     with open_read_only(warehouse, moving_average_days=config.moving_average_days if config else None) as conn:
         data = load_report_data(conn, segment_dim=segment_dim, **settings)
+        silences = named_query(conn, "oncall_silences", {"now": written})
     cube = pack_cube(data.coverage, data.band)
     grid = _grid_table(data.grid)
     cold_start = cold_start_features or _largest_gap(data.coverage, count=4)
@@ -82,10 +85,10 @@ def write_report(warehouse: Path, out: Path, *, segment_dim: str = "region",
     }
     dims = {dim for dim, _ in cube["segments"]}
     scored = data.ndcg is not None or data.incidents.get_column("d_ndcg8").is_not_null().any()
-    sections = [_incidents(data.incidents, upstream=_upstream(config), scored=scored), _at_risk(data.at_risk),
+    sections = [_incidents(data.incidents, upstream=_upstream(config), scored=scored, silences=silences),
+                _at_risk(data.at_risk),
                 _trends(), _heatmap(), _cold_start(dims), *_ranker(data, grid), _study(data.study)]
     days = data.coverage.get_column("ds")
-    written = (written_at or datetime.now(UTC)).astimezone(UTC)
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
     html = render_page(sections, payload, title="feco: feature coverage report",
@@ -149,10 +152,12 @@ def _first_trend(data: ReportData) -> dict:
     return {"feature": data.coverage.get_column("feature").min(), "segment_dim": "all", "segment_value": "all"}
 
 
-def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool) -> Section:
+def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool,
+               silences: pl.DataFrame) -> Section:
     title = "Incidents"
+    quiet = _silences(silences)
     if incidents.is_empty():  # news too: the section stays
-        return Section("incidents", f"{title}: none", body=paragraph("No incident in the warehouse's days."))
+        return Section("incidents", f"{title}: none", body=quiet + paragraph("No incident in the warehouse's days."))
     live = incidents.get_column("live").sum()
     note = ("An incident is one feature in one segment from the day it opened to its last day (resolved, or "
             "the last day published), every rule's alerts attached (`feco alerts`, table incidents). Most severe "
@@ -169,10 +174,28 @@ def _incidents(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], 
                  "segment before it began and scored by the serving model, with a 95% interval (table "
                  "incident_costs); the day's NDCG@8 change is everything that moved the segment's NDCG@8 on the "
                  "headline day against its previous 7 days, mostly day-to-day noise, and can be far larger.")
-    body = paragraph(note) + _incident_table(incidents, upstream=upstream, scored=scored)
+    body = quiet + _digest(incidents) + paragraph(note) + _incident_table(incidents, upstream=upstream, scored=scored)
     digest = incidents.filter(pl.col("live") & (pl.col("urgency") == "low")).height
     return Section("incidents", f"{title}: {live} live ({digest} in the daily digest), {incidents.height - live} ended",
                    body=body)
+
+
+def _silences(silences: pl.DataFrame) -> str:
+    """The silences in force when the page was written (`feco silence`): what they hold back."""
+    if silences.is_empty():
+        return ""
+    return paragraph("Silenced when written (their incidents page no one until then): "
+                     + "; ".join(describe_silence(row) for row in silences.iter_rows(named=True)) + ".")
+
+
+def _digest(incidents: pl.DataFrame) -> str:
+    """The daily digest: the live incidents that page no one, as the day's digest message lists them."""
+    low = incidents.filter(pl.col("live") & (pl.col("urgency") == "low")).select(
+        "severity", "feature", segment_label(pl.col("segment_dim"), pl.col("segment_value")).alias("segment"))
+    if low.is_empty():
+        return ""
+    return paragraph("Daily digest (low urgency, paging no one): "
+                     + "; ".join(f"{severity} {feature} in {segment}" for severity, feature, segment in low.rows()) + ".")
 
 
 def _incident_table(incidents: pl.DataFrame, *, upstream: dict[str, dict[str, str]], scored: bool) -> str:

@@ -154,7 +154,16 @@ def test_the_first_screen_says_recovered_since_and_the_urgency():
     rows = named_query(conn, "report_incidents")
     assert rows.select("incident_id", "recovered_ds", "urgency").rows() == [("paged", day(3), "high"),
                                                                           ("digest", None, "low")]
-    section = _incidents(rows, upstream={}, scored=False)
+    conn.execute("INSERT INTO incident_actions (action_id, action, segment_dim, segment_value, held_until, reason, "
+                 "actor, acted_at) VALUES ('s1', 'silence', 'region', 'FR', ?, 'a <migration>', 'ana', ?)",
+                 [datetime(2026, 5, 9, tzinfo=UTC), datetime(2026, 5, 4, tzinfo=UTC)])
+    silences = named_query(conn, "oncall_silences", {"now": datetime(2026, 5, 5, tzinfo=UTC)})
+    section = _incidents(rows, upstream={}, scored=False, silences=silences)
     assert section.title == "Incidents: 2 live (1 in the daily digest), 0 ended"
     assert f"recovered since {day(3)}" in section.body and "daily digest" in section.body
     assert "-90.0" in section.body  # the headline stays the step's
+    assert "Daily digest (low urgency, paging no one): low f2 in query_band: tail." in section.body  # its headline's
+    assert ("Silenced when written (their incidents page no one until then): s1 (segment region=FR) until "
+            "2026-05-09T00:00+00:00 by ana: a &lt;migration&gt;.") in section.body
+    over = named_query(conn, "oncall_silences", {"now": datetime(2026, 5, 10, tzinfo=UTC)})
+    assert "Silenced" not in _incidents(rows, upstream={}, scored=False, silences=over).body
