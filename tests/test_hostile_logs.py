@@ -152,7 +152,8 @@ def test_regex_like_column_names_are_read_literally(tmp_path, engine):
     tasks.sample(DAY, odd)
     odd_rows, odd_windows = read_sample(DAY, odd.paths.samples)
     assert odd_rows.rename({v: k for k, v in names.items()}).sort("window", "event_id", "position").equals(plain_rows)
-    assert odd_windows.equals(plain_windows)
+    # the same windows; their files' digests differ, the files naming other columns
+    assert odd_windows.drop("sample_digest").equals(plain_windows.drop("sample_digest"))
     (plain_states, _), (odd_states, status) = (staged_states(config) for config in (plain, odd))
     assert status["status"].to_list() == ["ok"] * 3
     renamed = odd_states.with_columns(pl.col("feature").replace({v: k for k, v in names.items()}))
