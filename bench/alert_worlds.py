@@ -2,9 +2,10 @@
 
 Each family is a function of a seed that draws its world's parameters and a random schedule
 of incidents from that seed; nothing is placed by hand, so a method tuned on some seeds meets
-new worlds on others. Every scenario runs 56 days from a Monday: the first 14 are clean (the
-decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents fall in the
-42 days after, each on features of its own, and most feature-days stay clean.
+new worlds on others. Every scenario runs 56 days from a Monday (the traffic families' from the
+Thursday or Friday after: early weekends): the first 14 are clean (the decay rule's reference,
+the drop rule's warm-up, the paging warm-up), incidents fall in the 42 days after, each on
+features of its own, and most feature-days stay clean.
 
 | family | world | incidents beyond the common mix |
 |---|---|---|
@@ -20,7 +21,7 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
 | calendar | MQ2008's real values with all of it: weekends, growth, a holiday, a rollout, a region launched after the warm-up | — |
 | crossing | weekday's calendar | 1–2 features failing twice: a decay in a wide segment (≥ 30% of rows) and, while it lasts, a target step of the same feature in a segment of another dimension |
-| traffic | MQ2008's real values (or ``traffic@<dataset>``'s) with today's traffic: weekends and a holiday at ~2.5× the searches draw 50–80% of their searches in another order of the queries (their head is other queries), product groups lean towards one head or the other, the run starts on a Thursday or Friday (its 2nd–4th Saturdays scored, the 3rd paged on two known) | — |
+| traffic | MQ2008's real values (or ``traffic@<dataset>``'s) with today's traffic: weekends and a holiday at ~2.5× the searches draw 50–80% of their searches in another order of the queries (their head is other queries; 20–50% of that order drawn anew each week), product groups lean towards one head or the other, the run starts on a Thursday or Friday (its 2nd–4th Saturdays scored, the 3rd paged on two known) | — |
 | traffic_nulls | traffic's world on MQ2007-agg's ranks with their NULLs (a group's NULL share follows its queries) | failures writing zeros over NULLs |
 
 The dataset is a parameter of the ``traffic`` families: ``traffic@webis_clueweb09`` is the same
@@ -203,7 +204,8 @@ def _todays_traffic(family: str, seed: int, dataset: str, mix: Mix) -> Scenario:
     world = LtrWorld(dataset=dataset, zipf_exponent=round(rng.uniform(0.7, 1.1), 3),
                      query_drift=round(rng.uniform(0.1, 0.3), 3), renewing_share=round(rng.uniform(0.3, 0.7), 3),
                      renewal_days=int(rng.integers(45, 121)), weekend_heads=round(float(rng.uniform(0.5, 0.8)), 2),
-                     group_skew=round(float(rng.uniform(0.5, 1.5)), 2), calendar=weekly)
+                     group_skew=round(float(rng.uniform(0.5, 1.5)), 2),
+                     weekend_turnover=round(float(rng.uniform(0.2, 0.5)), 2), calendar=weekly)
     return _scheduled(f"{family}@{dataset}" if dataset != DATASET_OF[family] else family, seed, world, mix,
                       start=start)
 

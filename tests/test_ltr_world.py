@@ -6,6 +6,7 @@ import datetime as dt
 import json
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
@@ -17,6 +18,7 @@ from feco.generator.ltr_world import (
     DATASETS,
     LtrWorld,
     _catalogue,
+    _query_cdf,
     generate_ltr_logs,
     ltr_schema,
     segment_shares,
@@ -116,6 +118,20 @@ def test_a_weekend_s_head_is_other_queries_and_moves_the_groups_holding_it(tmp_p
         (pl.col("len") / pl.col("len").sum().over("weekday")).alias("share"))
     moved = shares.pivot("weekday", index="product_group", values="share").fill_null(0.0)
     assert (moved["5"] - moved["6"]).abs().max() > 0.05
+
+
+def test_a_weekend_s_own_head_turns_over_from_one_weekend_to_the_next():
+    saturdays = (MONDAY + dt.timedelta(days=5), MONDAY + dt.timedelta(days=12))
+
+    def heads(turnover: float) -> list[set[int]]:
+        world = replace(WORLD, query_drift=0.0, weekend_heads=1.0, weekend_turnover=turnover)
+        catalogue = _catalogue(world, 4, default_root())
+        return [set(np.argsort(-np.diff(_query_cdf(catalogue, world, ds), prepend=0.0))[:10]) for ds in saturdays]
+
+    first, second = heads(0.0)
+    assert first == second
+    first, second = heads(0.5)
+    assert len(first & second) <= 7
 
 
 def test_the_held_out_webis_set_names_its_42_features_once_each_in_a_source():

@@ -159,6 +159,9 @@ class LtrWorld:
         Share of a weekend's (and a holiday's) searches whose popularity follows a second,
         seeded order of the queries rather than the weekday's: at 0.8 most of a weekend's
         head queries are outside the weekday's head.
+    weekend_turnover
+        Share of that weekend order drawn anew each week (a weekend's head differs from the
+        last weekend's too, as the weekend's own searches do).
     group_skew
         How unevenly product groups get queries: 0 draws each query's group by
         ``group_weights`` alone; above it, each group leans (by a seeded tilt) towards the
@@ -177,6 +180,7 @@ class LtrWorld:
     renewing_share: float = 0.5
     renewal_days: int = 60
     weekend_heads: float = 0.0
+    weekend_turnover: float = 0.0
     group_skew: float = 0.0
     group_weights: tuple[float, ...] = GROUP_WEIGHTS
     region_weights: tuple[float, ...] = REGION_WEIGHTS
@@ -189,8 +193,8 @@ class LtrWorld:
             raise UsageError(f"renewal_days={self.renewal_days} must be in {NEW_PRODUCT_DAYS + 1}..1000")
         if not 0 <= self.renewing_share <= 1 or not 0 <= self.query_drift <= 2:
             raise UsageError("renewing_share must be in [0, 1] and query_drift in [0, 2]")
-        if not 0 <= self.weekend_heads <= 1 or not 0 <= self.group_skew <= 3:
-            raise UsageError("weekend_heads must be in [0, 1] and group_skew in [0, 3]")
+        if not 0 <= self.weekend_heads <= 1 or not 0 <= self.weekend_turnover <= 1 or not 0 <= self.group_skew <= 3:
+            raise UsageError("weekend_heads and weekend_turnover must be in [0, 1] and group_skew in [0, 3]")
         # The zipf and weight checks are World's.
         World(zipf_exponent=self.zipf_exponent, group_weights=self.group_weights,
               region_weights=self.region_weights)
@@ -211,6 +215,7 @@ class LtrWorld:
 class _Catalogue:
     """The set's rows grouped by query, with each query's and document's fixed attributes."""
 
+    seed: int
     values: np.ndarray  # rows x features, float32, NaN = NULL
     label: np.ndarray
     doc: np.ndarray  # each row's document number
@@ -338,6 +343,7 @@ def _catalogue(world: LtrWorld, seed: int, root: Path) -> _Catalogue:
     doc_group = np.empty(docs.max() + 1, dtype=np.int8)
     doc_group[docs[first_row]] = query_group[frame["rank"].to_numpy()[first_row]]
     return _Catalogue(
+        seed=seed,
         values=frame.select(dataset.features).fill_null(np.nan).to_numpy().astype(np.float32),
         label=frame["label"].to_numpy().astype(np.int8),
         doc=docs,
@@ -399,14 +405,18 @@ def _query_cdf(catalogue: _Catalogue, world: LtrWorld, ds: dt.date) -> np.ndarra
 
 def _day_log_weight(catalogue: _Catalogue, world: LtrWorld, ds: dt.date) -> np.ndarray:
     """Each query's log popularity on ``ds``: the weekday order's, or at weekends and on
-    holidays its blend with the weekend order (``weekend_heads`` of it)."""
+    holidays a blend of it (``1 - weekend_heads``), the weekend order and the week's own order
+    (``weekend_turnover`` of the weekend's part)."""
     off_day = ds.weekday() >= 5 or world.calendar.is_holiday(ds)
     if not off_day or world.weekend_heads == 0:
         return catalogue.log_weight
-    if world.weekend_heads == 1:
-        return catalogue.off_log_weight
-    share = world.weekend_heads
-    return np.logaddexp(np.log1p(-share) + catalogue.log_weight, np.log(share) + catalogue.off_log_weight)
+    year, week, _ = ds.isocalendar()
+    weeks_own = catalogue.log_weight[np.random.default_rng([catalogue.seed, 23, year, week]).permutation(
+        len(catalogue.log_weight))]
+    heads, turnover = world.weekend_heads, world.weekend_turnover
+    parts = [(1 - heads, catalogue.log_weight), (heads * (1 - turnover), catalogue.off_log_weight),
+             (heads * turnover, weeks_own)]
+    return np.logaddexp.reduce([np.log(share) + log_weight for share, log_weight in parts if share > 0])
 
 
 def _hour_table(
