@@ -2,9 +2,10 @@
 
 Each family is a function of a seed that draws its world's parameters and a random schedule
 of incidents from that seed; nothing is placed by hand, so a method tuned on some seeds meets
-new worlds on others. Every scenario runs 56 days from a Monday: the first 14 are clean (the
-decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents fall in the
-42 days after, each on features of its own, and most feature-days stay clean.
+new worlds on others. Every scenario runs 56 days from a Monday (the traffic families' from the
+Thursday or Friday after: early weekends): the first 14 are clean (the decay rule's reference,
+the drop rule's warm-up, the paging warm-up), incidents fall in the 42 days after, each on
+features of its own, and most feature-days stay clean.
 
 | family | world | incidents beyond the common mix |
 |---|---|---|
@@ -20,6 +21,12 @@ decay rule's reference, the drop rule's warm-up, the paging warm-up), incidents 
 | nullfill | MQ2007-agg's real ranks with their NULLs, weekday's calendar | failures writing zeros over NULLs (values and NULLs), and their recovery |
 | calendar | MQ2008's real values with all of it: weekends, growth, a holiday, a rollout, a region launched after the warm-up | — |
 | crossing | weekday's calendar | 1–2 features failing twice: a decay in a wide segment (≥ 30% of rows) and, while it lasts, a target step of the same feature in a segment of another dimension |
+| traffic | MQ2008's real values (or ``traffic@<dataset>``'s) with today's traffic: weekends and a holiday at ~2.5× the searches draw 50–80% of their searches in another order of the queries (their head is other queries; 20–50% of that order drawn anew each week), product groups lean towards one head or the other, the run starts on a Thursday or Friday (its 2nd–4th Saturdays scored, the 3rd paged on two known) | — |
+| traffic_nulls | traffic's world on MQ2007-agg's ranks with their NULLs (a group's NULL share follows its queries) | failures writing zeros over NULLs |
+
+The dataset is a parameter of the ``traffic`` families: ``traffic@webis_clueweb09`` is the same
+family on the Webis ClueWeb09 features, the dataset held out of tuning (bench/alert_seeds.toml's
+``[held_out_dataset]``).
 
 The common mix: target steps (20–100% in segments of at least ~7% of the rows, all traffic
 included), other steps (10–19%, or in segments under 5%), decays (30–80% reached over 7–21
@@ -178,18 +185,48 @@ def calendar(seed: int) -> Scenario:
     return _scheduled("calendar", seed, world, Mix(), launch=int(rng.integers(CLEAN_DAYS, 30)))
 
 
-LTR_FAMILIES = ("ltr", "nullfill", "calendar")  # they read a LETOR set in ../shared/data
+def traffic(seed: int, dataset: str = "mq2008") -> Scenario:
+    return _todays_traffic("traffic", seed, dataset, Mix())
+
+
+def traffic_nulls(seed: int, dataset: str = "mq2007agg") -> Scenario:
+    return _todays_traffic("traffic_nulls", seed, dataset, Mix(target_steps=(2, 3), other_steps=(0, 1), fills=(1, 2)))
+
+
+def _todays_traffic(family: str, seed: int, dataset: str, mix: Mix) -> Scenario:
+    """Weekends and a holiday whose head is other queries, groups holding the heads unevenly,
+    and early weekends. Drawn from the family and seed alone: on another dataset the same seed
+    draws the same knobs."""
+    rng = _rng(family, seed)
+    start = START + timedelta(days=int(rng.integers(3, 5)))  # a Thursday or a Friday
+    weekly = replace(_with_holidays(_weekly(rng, groups=len(PRODUCT_GROUPS)), rng, count=1, start=start),
+                     holiday_volume=round(float(rng.uniform(2.3, 2.7)), 2))
+    world = LtrWorld(dataset=dataset, zipf_exponent=round(rng.uniform(0.7, 1.1), 3),
+                     query_drift=round(rng.uniform(0.1, 0.3), 3), renewing_share=round(rng.uniform(0.3, 0.7), 3),
+                     renewal_days=int(rng.integers(45, 121)), weekend_heads=round(float(rng.uniform(0.5, 0.8)), 2),
+                     group_skew=round(float(rng.uniform(0.5, 1.5)), 2),
+                     weekend_turnover=round(float(rng.uniform(0.2, 0.5)), 2), calendar=weekly)
+    return _scheduled(f"{family}@{dataset}" if dataset != DATASET_OF[family] else family, seed, world, mix,
+                      start=start)
+
+
+LTR_FAMILIES = ("ltr", "nullfill", "calendar", "traffic", "traffic_nulls")  # they read a LETOR set in ../shared/data
 FAMILIES: dict[str, Callable[[int], Scenario]] = {
     "base": base, "zipf": zipf, "churn": churn, "sizes": sizes, "outage": outage, "ltr": ltr,
     "weekday": weekday, "holiday": holiday, "rollout": rollout, "nullfill": nullfill, "calendar": calendar,
-    "crossing": crossing,
+    "crossing": crossing, "traffic": traffic, "traffic_nulls": traffic_nulls,
 }  # fmt: skip
+# The families that take a dataset (``family@dataset``), and the one each tunes on.
+DATASET_OF = {"traffic": "mq2008", "traffic_nulls": "mq2007agg"}
 
 
 def scenario(family: str, seed: int) -> Scenario:
-    if family not in FAMILIES:
-        raise SystemExit(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
-    return FAMILIES[family](seed)
+    """The scenario of ``family`` (or ``family@dataset`` for those of DATASET_OF) and ``seed``."""
+    name, _, dataset = family.partition("@")
+    if name not in FAMILIES or (dataset and name not in DATASET_OF):
+        raise SystemExit(f"unknown family {family!r}; choose from {', '.join(FAMILIES)} "
+                         f"(with @<dataset>: {', '.join(DATASET_OF)})")
+    return FAMILIES[name](seed, dataset) if dataset else FAMILIES[name](seed)
 
 
 def segment_shares(scenario: Scenario) -> dict[tuple[str, str], float]:
@@ -224,8 +261,9 @@ def _spread_weights(rng: np.random.Generator, count: int) -> tuple[float, ...]:
     return tuple(float(w) for w in rounded)
 
 
-def _scheduled(family: str, seed: int, world, mix: Mix, *, launch: int = NEW_REGION_LAUNCH) -> Scenario:
-    scenario = Scenario(family, seed, world, launch_day=launch)
+def _scheduled(family: str, seed: int, world, mix: Mix, *, launch: int = NEW_REGION_LAUNCH,
+               start: date = START) -> Scenario:
+    scenario = Scenario(family, seed, world, start=start, launch_day=launch)
     scenario.specs = _Schedule(scenario, mix, _rng(family, seed, 1)).draw()
     return scenario
 
@@ -248,10 +286,10 @@ def _weekly(rng: np.random.Generator, *, groups: int) -> Calendar:
                     weekend_mix=round(float(rng.uniform(0.6, 0.85)), 2), weekend_groups=tuple(float(m) for m in own))
 
 
-def _with_holidays(calendar: Calendar, rng: np.random.Generator, *, count: int) -> Calendar:
+def _with_holidays(calendar: Calendar, rng: np.random.Generator, *, count: int, start: date = START) -> Calendar:
     """Holidays on days after the warm-up, at 2–3× the searches with a much flatter mix."""
     days = sorted(int(d) for d in rng.choice(np.arange(CLEAN_DAYS + 2, DAYS - 2), count, replace=False))
-    return replace(calendar, holidays=tuple((START + timedelta(days=d)).isoformat() for d in days),
+    return replace(calendar, holidays=tuple((start + timedelta(days=d)).isoformat() for d in days),
                    holiday_volume=round(float(rng.uniform(2.0, 3.0)), 2),
                    holiday_mix=round(float(rng.uniform(0.4, 0.6)), 2))
 

@@ -206,7 +206,7 @@ def print_run(result: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", default="base", choices=FAMILIES)
+    parser.add_argument("--family", default="base", help=f"one of {', '.join(FAMILIES)} (traffic@<dataset>: another LTR set)")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--events-per-day", type=int, default=40_000, help="generated search events a day")
     parser.add_argument("--redetect", action="store_true", help="only the alert rules and incidents again")

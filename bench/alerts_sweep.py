@@ -12,7 +12,9 @@ the given seeds (counts summed, rates per scored week) and the per-seed range.
     nice -n 10 .venv/bin/python bench/alerts_sweep.py --volumes 1m --seeds 3 --drop-logs
 
 ``--seeds`` is ``tuning``, ``held_out`` or ``held_out_2`` (the lists of bench/alert_seeds.toml, per family) or
-numbers (``3,11``) for every family given.
+numbers (``3,11``) for every family given. ``--dataset`` runs the families that take one
+(``traffic``, ``traffic_nulls``) on another LTR set: ``--families traffic --dataset webis_clueweb09
+--seeds held_out_dataset`` is the held-out dataset's round, to be run once on a frozen method.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from alert_scoring import pooled
-from alert_worlds import FAMILIES
+from alert_worlds import DATASET_OF, FAMILIES
 from alerts_quality import RESULT, VOLUMES, print_run, run, run_folder
 
 SEEDS_FILE = Path(__file__).resolve().parent / "alert_seeds.toml"
@@ -122,6 +124,7 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated (default: all)")
     parser.add_argument("--volumes", default="40k", help=f"comma-separated, of {', '.join(VOLUMES)} or numbers")
     parser.add_argument("--seeds", default="tuning", help="a table of bench/alert_seeds.toml (tuning, held_out, held_out_2) or comma-separated numbers")
+    parser.add_argument("--dataset", help=f"run {', '.join(DATASET_OF)} on this LTR set (family@dataset)")
     parser.add_argument("--redetect", action="store_true", help="the alert rules again on stored states, rescore")
     parser.add_argument("--recount", action="store_true", help="the states again from stored samples, then --redetect")
     parser.add_argument("--rescore", action="store_true", help="score the stored pages again")
@@ -132,6 +135,11 @@ def main() -> None:
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise SystemExit(f"unknown families: {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
+    if args.dataset:
+        fixed = sorted(set(families) - set(DATASET_OF))
+        if fixed:
+            raise SystemExit(f"--dataset: {', '.join(fixed)} take no dataset (only {', '.join(DATASET_OF)})")
+        families = [f"{family}@{args.dataset}" for family in families]
     volumes = [VOLUMES.get(v.strip().lower()) or int(v) for v in args.volumes.split(",")]
     runs = combinations(families, volumes, args.seeds)
     if not args.summary:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -15,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from alert_scoring import holds, score_run
 from alert_worlds import CLEAN_DAYS, FAMILIES, LTR_FAMILIES, scenario
+from alerts_quality import SCORED_FROM_DAY
+from alerts_sweep import seeds_of
 from seen_sizes import band_overlap, day_noise
 
 HAVE_LTR = all((default_root() / folder / "S1.txt").exists() for folder in ("mq2008", "mq2007_agg"))
@@ -47,6 +50,23 @@ def test_family_worlds_span_what_they_promise():
     churn = scenario("churn", 1).world
     assert churn.launch_every_days > 1 and churn.new_share >= 0.15 and churn.cohort_spread > 0
     assert len([i for i in scenario("outage", 1).incidents() if len(i.features) > 1]) >= 2
+
+
+@pytest.mark.skipif(not HAVE_LTR, reason="the LTR families read ../shared/data/ltr")
+def test_the_traffic_families_weekends_come_early_and_their_dataset_is_a_parameter():
+    for seed in range(3):
+        case = scenario("traffic", seed)
+        saturdays = [d for d in range(case.days) if (case.start + timedelta(days=d)).weekday() == 5]
+        assert SCORED_FROM_DAY <= saturdays[1] and 14 <= saturdays[2] <= 16  # the third paged on two known
+        world = case.world
+        assert world.weekend_heads >= 0.5 and world.group_skew > 0 and 2.3 <= world.calendar.holiday_volume <= 2.7
+        assert [date.fromisoformat(d) > case.start + timedelta(days=CLEAN_DAYS) for d in world.calendar.holidays] == [True]
+        assert scenario("traffic_nulls", seed).world.dataset == "mq2007agg"
+        other = scenario("traffic@mq2007agg", seed)  # the same knobs on another set
+        assert other.family == "traffic@mq2007agg" and other.world == replace(world, dataset="mq2007agg")
+    with pytest.raises(SystemExit, match="base@mq2008"):
+        scenario("base@mq2008", 1)
+    assert len(seeds_of("traffic@webis_clueweb09", "held_out_dataset")) == 2
 
 
 def test_a_crossing_world_fails_a_feature_twice_across_dimensions():

@@ -7,7 +7,10 @@ draws search events from a LETOR 4.0 set read in place (``../shared/data/ltr``):
 
 - an event is one of the set's queries, Zipf-distributed over them (each query's popularity
   drifting a little from week to week and on weekends), at a time of day with the diurnal
-  and weekly shape of :mod:`feco.generator.calendar`, from a region;
+  and weekly shape of :mod:`feco.generator.calendar`, from a region. With ``weekend_heads``,
+  weekends and holidays draw their head from other queries than weekdays do (a second
+  popularity order), and with ``group_skew`` product groups hold the two heads unevenly: each
+  query keeps its own rows, so a group's coverage and NULL share follow which queries it gets;
 - its rows are 5–20 of the query's judged documents (all of them when it has fewer), in the
   order of a noisy production ranker of their relevance label, with the label as ``label``;
 - a document is a product of its query's product group. A share of them is renewed every
@@ -85,13 +88,31 @@ _MQ2008_SOURCES = {
 }
 
 
+# Webis ClueWeb09 (README.md beside the files, its table's order): 4 fields x 9 retrieval
+# scores, score after score (features 1-36), then URL length, slashes in the URL, PageRank,
+# SpamRank, inlinks and outlinks (37-42).
+_WEBIS_FIELDS = ("body", "title", "anchor", "main")
+_WEBIS_SCORES = ("tf", "tfidf", "bm25", "f2exp", "f2log", "ql", "qljm", "pl2", "spl")
+_WEBIS_NAMES = {
+    **{1 + 4 * i + j: f"{score}_{f}" for i, score in enumerate(_WEBIS_SCORES) for j, f in enumerate(_WEBIS_FIELDS)},
+    37: "url_length", 38: "url_slashes", 39: "pagerank", 40: "spamrank", 41: "inlinks", 42: "outlinks",
+}  # fmt: skip
+_WEBIS_SOURCES = {
+    **{f: tuple(name for name in _WEBIS_NAMES.values() if name.endswith(f"_{f}")) for f in _WEBIS_FIELDS},
+    "url": ("url_length", "url_slashes"),
+    "links": ("pagerank", "spamrank", "inlinks", "outlinks"),
+}
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """One LETOR set as this world reads it: its folder, feature names by number, sources."""
+    """One LETOR set as this world reads it: its folder and files, feature names by number,
+    sources."""
 
     folder: str
     names: dict[int, str]
     sources: dict[str, tuple[str, ...]]
+    files: str = "S*.txt"  # LETOR 4.0's five partitions
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -105,6 +126,8 @@ DATASETS = {
         {i: f"rank_{i:02d}" for i in range(1, 22)},
         {"rankers": tuple(f"rank_{i:02d}" for i in range(1, 22))},
     ),
+    # Held out of every tuning round (bench/alert_seeds.toml): run only on a frozen method.
+    "webis_clueweb09": Dataset("webis_clueweb09", _WEBIS_NAMES, _WEBIS_SOURCES, files="fold*.test.txt"),
 }
 _MIN_LIST, _MAX_LIST = 5, 20
 _RANKER_LABEL_WEIGHT = 0.8
@@ -119,8 +142,9 @@ class LtrWorld:
     Parameters
     ----------
     dataset
-        ``"mq2008"`` (46 dense features, 40 of them not always zero) or ``"mq2007agg"``
-        (21 rankers' ranks with NULLs).
+        ``"mq2008"`` (46 dense features, 40 of them not always zero), ``"mq2007agg"``
+        (21 rankers' ranks with NULLs) or ``"webis_clueweb09"`` (42 dense features of judged
+        ClueWeb09 documents, the bench's held-out set).
     zipf_exponent
         Query popularity falls as ``rank ** -zipf_exponent`` over the set's queries.
     query_drift
@@ -131,6 +155,18 @@ class LtrWorld:
     renewal_days
         How often a renewing document becomes a new product (more than 30 days, so it ages
         out of ``product_age = new`` before it renews).
+    weekend_heads
+        Share of a weekend's (and a holiday's) searches whose popularity follows a second,
+        seeded order of the queries rather than the weekday's: at 0.8 most of a weekend's
+        head queries are outside the weekday's head.
+    weekend_turnover
+        Share of that weekend order drawn anew each week (a weekend's head differs from the
+        last weekend's too, as the weekend's own searches do).
+    group_skew
+        How unevenly product groups get queries: 0 draws each query's group by
+        ``group_weights`` alone; above it, each group leans (by a seeded tilt) towards the
+        weekday's head or the weekend's, so a weekend's or holiday's mix moves a group's
+        coverage.
     group_weights, region_weights
         Traffic share of each product group (by query) and region, as in :class:`World`.
     calendar
@@ -143,6 +179,9 @@ class LtrWorld:
     query_drift: float = 0.3
     renewing_share: float = 0.5
     renewal_days: int = 60
+    weekend_heads: float = 0.0
+    weekend_turnover: float = 0.0
+    group_skew: float = 0.0
     group_weights: tuple[float, ...] = GROUP_WEIGHTS
     region_weights: tuple[float, ...] = REGION_WEIGHTS
     calendar: Calendar = field(default_factory=Calendar)
@@ -154,6 +193,8 @@ class LtrWorld:
             raise UsageError(f"renewal_days={self.renewal_days} must be in {NEW_PRODUCT_DAYS + 1}..1000")
         if not 0 <= self.renewing_share <= 1 or not 0 <= self.query_drift <= 2:
             raise UsageError("renewing_share must be in [0, 1] and query_drift in [0, 2]")
+        if not 0 <= self.weekend_heads <= 1 or not 0 <= self.weekend_turnover <= 1 or not 0 <= self.group_skew <= 3:
+            raise UsageError("weekend_heads and weekend_turnover must be in [0, 1] and group_skew in [0, 3]")
         # The zipf and weight checks are World's.
         World(zipf_exponent=self.zipf_exponent, group_weights=self.group_weights,
               region_weights=self.region_weights)
@@ -174,6 +215,7 @@ class LtrWorld:
 class _Catalogue:
     """The set's rows grouped by query, with each query's and document's fixed attributes."""
 
+    seed: int
     values: np.ndarray  # rows x features, float32, NaN = NULL
     label: np.ndarray
     doc: np.ndarray  # each row's document number
@@ -182,6 +224,7 @@ class _Catalogue:
     cdf: np.ndarray
     band: np.ndarray
     log_weight: np.ndarray
+    off_log_weight: np.ndarray  # a weekend's and a holiday's popularity order (weekend_heads)
     waves: np.ndarray  # per query: amplitude and phase of each drift wave
     query_group: np.ndarray
     doc_group: np.ndarray
@@ -291,11 +334,16 @@ def _catalogue(world: LtrWorld, seed: int, root: Path) -> _Catalogue:
     cdf = np.cumsum(weights)
     docs = (frame["docid"].rank("dense") - 1).to_numpy().astype(np.int64)
     doc_u = uniforms(hash_ids(np.arange(docs.max() + 1), seed=seed, stream=22))
-    query_group = choose(rng, np.asarray(world.group_weights), len(qids))
+    # Their own stream, so worlds without weekend heads or skew draw what they always drew.
+    off_rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
+    off_log_weight = np.log(weights)[off_rng.permutation(len(qids))]
+    tilt = off_rng.uniform(-1.0, 1.0, len(world.group_weights))
+    query_group = _query_groups(rng.random(len(qids)), np.log(weights), off_log_weight, world, tilt)
     first_row = np.unique(docs, return_index=True)[1]  # a document's group is its first query's
     doc_group = np.empty(docs.max() + 1, dtype=np.int8)
     doc_group[docs[first_row]] = query_group[frame["rank"].to_numpy()[first_row]]
     return _Catalogue(
+        seed=seed,
         values=frame.select(dataset.features).fill_null(np.nan).to_numpy().astype(np.float32),
         label=frame["label"].to_numpy().astype(np.int8),
         doc=docs,
@@ -304,6 +352,7 @@ def _catalogue(world: LtrWorld, seed: int, root: Path) -> _Catalogue:
         cdf=cdf,
         band=week_bands(weights, query_group, world.calendar.usual_week(WEEKDAY_VOLUME)),
         log_weight=np.log(weights),
+        off_log_weight=off_log_weight,
         waves=rng.random((len(qids), 2 * len(_DRIFT_PERIODS))),
         query_group=query_group,
         doc_group=doc_group,
@@ -313,29 +362,61 @@ def _catalogue(world: LtrWorld, seed: int, root: Path) -> _Catalogue:
     )
 
 
+def _query_groups(uniform: np.ndarray, log_weight: np.ndarray, off_log_weight: np.ndarray, world: LtrWorld,
+                  tilt: np.ndarray) -> np.ndarray:
+    """Each query's product group, drawn from ``uniform``: by ``group_weights``, each group's
+    weight moved by ``exp(group_skew * tilt * lean)``, where a query's lean is how much more
+    popular it is on weekdays than at weekends (standardised log weights)."""
+    def standard(x: np.ndarray) -> np.ndarray:
+        return (x - x.mean()) / x.std()
+
+    lean = (standard(log_weight) - standard(off_log_weight)) / 2
+    shares = np.asarray(world.group_weights)[None, :] * np.exp(world.group_skew * lean[:, None] * tilt[None, :])
+    cdf = np.cumsum(shares, axis=1)
+    # As traffic.choose draws, row by row: without skew the groups are choose's.
+    return (cdf / cdf[:, -1:] <= uniform[:, None]).sum(axis=1).astype(np.int8)
+
+
 def _read(folder: Path, dataset: Dataset) -> pl.DataFrame:
-    files = sorted(folder.glob("S*.txt"))
+    files = sorted(folder.glob(dataset.files))
     if not files:
-        raise DataError(f"no LETOR partitions S*.txt in {folder}")
+        raise DataError(f"no LETOR files {dataset.files} in {folder}")
     frame = read_letor(files, dtype=pl.Float32)
     renamed = {f"f{number}": name for number, name in dataset.names.items()}
     return frame.rename(renamed).select("qid", "label", "docid", *dataset.features)
 
 
 def _query_cdf(catalogue: _Catalogue, world: LtrWorld, ds: dt.date) -> np.ndarray:
-    """The day's query mix: the Zipf weights, their exponent moved by the calendar (weekends,
-    holidays, a group's own weekend), moved by each query's drift waves."""
+    """The day's query mix: the Zipf weights (at weekends and on holidays partly in their own
+    order), their exponent moved by the calendar (weekends, holidays, a group's own weekend),
+    moved by each query's drift waves."""
     day = ds.toordinal()
     drift = np.zeros(len(catalogue.log_weight))
     for i, period in enumerate(_DRIFT_PERIODS):
         amplitude, phase = catalogue.waves[:, 2 * i], catalogue.waves[:, 2 * i + 1]
         drift += amplitude * np.sin(2 * np.pi * (day / period + phase))
     mix, group_mix = world.calendar.mix(ds)
-    weights = np.exp(catalogue.log_weight * mix + world.query_drift * np.sqrt(2.0) * drift)
+    weights = np.exp(_day_log_weight(catalogue, world, ds) * mix + world.query_drift * np.sqrt(2.0) * drift)
     if group_mix is not None:
         weights = within_groups(weights, catalogue.query_group, np.asarray(group_mix))
     cdf = np.cumsum(weights)
     return cdf / cdf[-1]
+
+
+def _day_log_weight(catalogue: _Catalogue, world: LtrWorld, ds: dt.date) -> np.ndarray:
+    """Each query's log popularity on ``ds``: the weekday order's, or at weekends and on
+    holidays a blend of it (``1 - weekend_heads``), the weekend order and the week's own order
+    (``weekend_turnover`` of the weekend's part)."""
+    off_day = ds.weekday() >= 5 or world.calendar.is_holiday(ds)
+    if not off_day or world.weekend_heads == 0:
+        return catalogue.log_weight
+    year, week, _ = ds.isocalendar()
+    weeks_own = catalogue.log_weight[np.random.default_rng([catalogue.seed, 23, year, week]).permutation(
+        len(catalogue.log_weight))]
+    heads, turnover = world.weekend_heads, world.weekend_turnover
+    parts = [(1 - heads, catalogue.log_weight), (heads * (1 - turnover), catalogue.off_log_weight),
+             (heads * turnover, weeks_own)]
+    return np.logaddexp.reduce([np.log(share) + log_weight for share, log_weight in parts if share > 0])
 
 
 def _hour_table(
