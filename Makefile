@@ -19,7 +19,7 @@ install: $(INSTALLED)
 demo: $(INSTALLED)
 	$(BIN)/python scripts/demo.py
 
-# About 13 minutes on 2 cores. Chromium first, for the report's browser test; lint first, as
+# About 11 minutes on 2 cores. Chromium first, for the report's browser test; lint first, as
 # it fails in a second. The test files are spread over the cores (20 minutes in one process),
 # a file's tests in one worker (--dist loadfile), so a module's fixture is built once.
 test: $(INSTALLED) browser
